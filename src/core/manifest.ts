@@ -1,0 +1,38 @@
+import { z } from 'zod';
+
+/** A declared knob: a value the harness reads from ctx.knobs, with the domain the knob search may draw from. */
+export const KnobSpec = z.union([
+  z.object({ type: z.literal('int'), min: z.number().int(), max: z.number().int(), default: z.number().int() }),
+  z.object({ type: z.literal('enum'), values: z.array(z.union([z.string(), z.number(), z.boolean()])).min(1), default: z.union([z.string(), z.number(), z.boolean()]) }),
+  z.object({ type: z.literal('bool'), default: z.boolean() }),
+]);
+export type KnobSpec = z.infer<typeof KnobSpec>;
+
+/** `harness.json`: what a candidate is and how to run it. */
+export const HarnessManifest = z
+  .object({
+    name: z.string().min(1),
+    description: z.string().default(''),
+    /** 'node' runs `entry` (a .js/.mjs/.ts file built with the SDK); 'command' runs `command` speaking the same protocol. */
+    runtime: z.enum(['node', 'command']).default('node'),
+    entry: z.string().optional(),
+    command: z.array(z.string()).min(1).optional(),
+    knobs: z.record(z.string(), KnobSpec).default({}),
+    /** Current knob values (the knob proposer edits these). */
+    settings: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}),
+    /** Names of the prompt strings (in `prompts`) that FST mode may change. */
+    prompts: z.record(z.string(), z.string()).default({}),
+  })
+  .superRefine((m, ctx) => {
+    if (m.runtime === 'node' && !m.entry) ctx.addIssue({ code: 'custom', path: ['entry'], message: "runtime 'node' needs an entry file" });
+    if (m.runtime === 'command' && !m.command) ctx.addIssue({ code: 'custom', path: ['command'], message: "runtime 'command' needs a command array" });
+    for (const [k, v] of Object.entries(m.settings)) {
+      const spec = m.knobs[k];
+      if (!spec) ctx.addIssue({ code: 'custom', path: ['settings', k], message: `no knob '${k}' is declared in knobs` });
+      else if (spec.type === 'int' && (typeof v !== 'number' || v < spec.min || v > spec.max || !Number.isInteger(v)))
+        ctx.addIssue({ code: 'custom', path: ['settings', k], message: `must be an integer in [${spec.min}, ${spec.max}]` });
+      else if (spec.type === 'enum' && !spec.values.includes(v)) ctx.addIssue({ code: 'custom', path: ['settings', k], message: `must be one of ${JSON.stringify(spec.values)}` });
+      else if (spec.type === 'bool' && typeof v !== 'boolean') ctx.addIssue({ code: 'custom', path: ['settings', k], message: 'must be a boolean' });
+    }
+  });
+export type HarnessManifest = z.infer<typeof HarnessManifest>;

@@ -1,0 +1,67 @@
+import type { Verdict, ModelCall, HarnessEvent } from '../core/trajectory.js';
+
+export type Split = 'weight' | 'harness' | 'val' | 'test';
+export const SPLITS: readonly Split[] = ['weight', 'harness', 'val', 'test'];
+
+export type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
+
+/** What a harness is allowed to see of a task: never the answer, never verifier data. */
+export interface PublicTask {
+  id: string;
+  /** The task text as a user would pose it. */
+  question: string;
+  /** Domain-specific public fields (e.g. hop count). */
+  meta?: { [k: string]: Json };
+}
+
+/** A task as the engine holds it: the public view plus private data that stays in the parent process. */
+export interface Task {
+  id: string;
+  split: Split;
+  public: PublicTask;
+  /** Answers, the per-task environment (e.g. a knowledge base), verifier data. Never sent to a harness. */
+  private: Json;
+}
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON schema of the arguments object. */
+  parameters: { [k: string]: Json };
+  /** Runs in the parent (gateway) with access to the task's private environment. Returns the observation text. */
+  call(args: unknown, task: Task): string | Promise<string>;
+}
+
+/** The part of a finished rollout a verifier or rule may read. */
+export interface RolloutRecord {
+  finalAnswer: string | null;
+  modelCalls: ModelCall[];
+  events: HarnessEvent[];
+}
+
+export interface DomainLimits {
+  /** Completion tokens per model call, enforced by the gateway whatever the harness asks. */
+  maxTokensPerCall?: number;
+  /** Model calls per rollout, enforced by the gateway. */
+  maxTurns?: number;
+}
+
+export interface Domain {
+  id: string;
+  title: string;
+  description: string;
+  /** Which side the domain is built to stress: the harness or the weights. */
+  regime: 'harness-dominated' | 'weight-dominated';
+  splitSizes: Record<Split, number>;
+  /** Deterministic: the same split always yields the same tasks in the same order. */
+  tasks(split: Split): Task[];
+  tools: ToolSpec[];
+  verify(task: Task, rollout: RolloutRecord): Verdict;
+  /** A domain rule the rollout broke (e.g. the answer did not come from the model), or null. */
+  checkRules?(task: Task, rollout: RolloutRecord): string | null;
+  limits: DomainLimits;
+  /** Absolute path of the initial harness h0 folder. */
+  h0Dir: string;
+  /** Plain-text description of what candidates may change, for proposers. */
+  searchSpace: string;
+}
