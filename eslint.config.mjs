@@ -9,7 +9,7 @@ const noVscode = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'out/**', 'node_modules/**', '.vscode-it/**', 'resources/**', 'media/vendor/**'] },
+  { ignores: ['dist/**', 'out/**', 'node_modules/**', '.vscode-it/**', 'media/vendor/**'] },
   {
     files: ['**/*.ts'],
     languageOptions: { parser: tseslint.parser },
