@@ -1,0 +1,140 @@
+import { existsSync, mkdirSync, readFileSync, truncateSync, openSync, closeSync, fsyncSync } from 'node:fs';
+import { join } from 'node:path';
+import { appendJsonLine, writeJsonAtomic } from '../core/atomic.js';
+import { sha256 } from '../core/treeHash.js';
+import { TrajectorySchema, type Trajectory } from '../core/trajectory.js';
+
+/**
+ * Everything that determines an evaluation's outcome distribution. Two evaluations with equal keys
+ * are the same experiment, so the second one is a cache hit and costs no rollouts.
+ */
+export interface EvalKey {
+  domain: string;
+  /** Identity of the task set (hash of task ids and, for file-based tasks, their content). */
+  taskSet: string;
+  split: string;
+  harnessHash: string;
+  policyVersion: string;
+  sampling: Record<string, unknown>;
+  limits: Record<string, unknown>;
+  k: number;
+  seed: number;
+}
+
+export interface TaskResult {
+  taskId: string;
+  passes: number;
+  samples: number;
+  mean: number;
+  terminations: Record<string, number>;
+}
+
+export interface EvalSummary {
+  key: EvalKey;
+  keyHash: string;
+  meanAtK: number;
+  standardError: number;
+  tasks: number;
+  k: number;
+  rollouts: number;
+  terminations: Record<string, number>;
+  meanTurns: number;
+  completedAt: string;
+  wallMs: number;
+}
+
+/** Sorted-key JSON so that equal keys hash equally whatever order fields were written in. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return '[' + value.map(canonicalJson).join(',') + ']';
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return '{' + entries.map(([k, v]) => JSON.stringify(k) + ':' + canonicalJson(v)).join(',') + '}';
+  }
+  return JSON.stringify(value);
+}
+
+export function hashKey(key: EvalKey): string {
+  return sha256(canonicalJson(key)).slice(0, 24);
+}
+
+/**
+ * Evaluation results on disk, one folder per key: `key.json`, `trajectories.jsonl` (appended as each
+ * rollout finishes, so a killed evaluation keeps what it paid for), `tasks.json` and finally
+ * `summary.json`, whose presence marks the evaluation complete.
+ */
+export class ResultStore {
+  constructor(readonly root: string) {}
+
+  dirFor(keyHash: string): string {
+    return join(this.root, 'results', keyHash.slice(0, 2), keyHash);
+  }
+
+  trajectoriesFile(keyHash: string): string {
+    return join(this.dirFor(keyHash), 'trajectories.jsonl');
+  }
+
+  summary(keyHash: string): EvalSummary | undefined {
+    const f = join(this.dirFor(keyHash), 'summary.json');
+    if (!existsSync(f)) return undefined;
+    return JSON.parse(readFileSync(f, 'utf8')) as EvalSummary;
+  }
+
+  taskResults(keyHash: string): TaskResult[] | undefined {
+    const f = join(this.dirFor(keyHash), 'tasks.json');
+    return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as TaskResult[]) : undefined;
+  }
+
+  begin(key: EvalKey): string {
+    const keyHash = hashKey(key);
+    const dir = this.dirFor(keyHash);
+    mkdirSync(dir, { recursive: true });
+    const keyFile = join(dir, 'key.json');
+    if (!existsSync(keyFile)) writeJsonAtomic(keyFile, key);
+    return keyHash;
+  }
+
+  /**
+   * The rollouts already paid for under this key. A line torn by a crash mid-write is cut off, so
+   * the file stays appendable.
+   */
+  loadTrajectories(keyHash: string): Trajectory[] {
+    const file = this.trajectoriesFile(keyHash);
+    if (!existsSync(file)) return [];
+    const text = readFileSync(file, 'utf8');
+    const out: Trajectory[] = [];
+    let offset = 0;
+    for (const line of text.split('\n')) {
+      const lineEnd = offset + Buffer.byteLength(line) + 1;
+      if (line.trim() !== '') {
+        let parsed: Trajectory | undefined;
+        try {
+          parsed = TrajectorySchema.parse(JSON.parse(line));
+        } catch {
+          parsed = undefined;
+        }
+        if (!parsed) {
+          truncateSync(file, offset);
+          break;
+        }
+        out.push(parsed);
+      }
+      offset = lineEnd;
+    }
+    return out;
+  }
+
+  appendTrajectory(keyHash: string, t: Trajectory): void {
+    appendJsonLine(this.trajectoriesFile(keyHash), t);
+  }
+
+  complete(keyHash: string, tasks: TaskResult[], summary: EvalSummary): void {
+    const dir = this.dirFor(keyHash);
+    const fd = openSync(this.trajectoriesFile(keyHash), 'a');
+    fsyncSync(fd);
+    closeSync(fd);
+    writeJsonAtomic(join(dir, 'tasks.json'), tasks);
+    writeJsonAtomic(join(dir, 'summary.json'), summary);
+  }
+}
