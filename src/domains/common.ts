@@ -1,0 +1,160 @@
+import { existsSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import { InputError, WhaleError } from '../core/errors.js';
+import { parseJsonLines } from '../core/jsonFile.js';
+import { hashSeed } from '../core/rng.js';
+import type { Verdict } from '../core/trajectory.js';
+import { normaliseAnswer, wordsOf } from './text.js';
+import { SPLITS, type RolloutRecord, type Split, type Task } from './types.js';
+
+/** Options every built-in domain accepts (`domain.options` in whale.config.json). */
+export const BuiltinDomainOptions = z
+  .object({
+    /** JSON-lines file of tasks to use instead of the generator (relative paths resolve against baseDir). */
+    tasksFile: z.string().min(1).optional(),
+    /** Smaller split sizes (a generated split of size n is the first n tasks of the full split). */
+    sizes: z.object({ weight: z.number().int().positive(), harness: z.number().int().positive(), val: z.number().int().positive(), test: z.number().int().positive() }).partial().strict().optional(),
+  })
+  .strict();
+export type BuiltinDomainOptions = z.infer<typeof BuiltinDomainOptions>;
+
+export interface DomainContext {
+  /** Folder that relative paths in options resolve against (the config file's folder). */
+  baseDir?: string;
+}
+
+/** Validates a domain's options; unknown keys and bad values are InputErrors naming the field. */
+export function parseOptions(domainId: string, options: unknown): BuiltinDomainOptions {
+  const r = BuiltinDomainOptions.safeParse(options ?? {});
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const field = ['domain', 'options', ...issue.path.map(String)].join('.');
+  throw new InputError({ file: 'whale.config.json', field }, `${issue.message} (options of domain '${domainId}': tasksFile, sizes)`);
+}
+
+/** Per-split seed: distinct for every (domain, split), fixed forever (the splits are part of the benchmark). */
+export function splitSeed(domainId: string, split: Split, index: number): number {
+  return hashSeed(`whale:${domainId}:${split}:v1:${index}`);
+}
+
+/** Where a task without a `split` field in a tasks file goes: a stable hash of its id, weighted like the default sizes. */
+export function assignSplit(id: string, sizes: Record<Split, number>): Split {
+  const total = SPLITS.reduce((a, s) => a + sizes[s], 0);
+  let x = (hashSeed(`whale:split:${id}`) / 4294967296) * total;
+  for (const s of SPLITS) {
+    if (x < sizes[s]) return s;
+    x -= sizes[s];
+  }
+  return 'weight';
+}
+
+/** Reads a JSON-lines tasks file; a broken line is an InputError naming the file and line. */
+export function loadTaskLines<T extends z.ZodType>(file: string, baseDir: string | undefined, schema: T): { file: string; rows: z.output<T>[]; lines: number[] } {
+  const abs = path.resolve(baseDir ?? process.cwd(), file);
+  let text: string;
+  try {
+    text = readFileSync(abs, 'utf8');
+  } catch (e) {
+    throw new InputError({ file: abs }, `cannot read tasks file (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+  }
+  const rows = parseJsonLines(text, abs, schema);
+  if (rows.length === 0) throw new InputError({ file: abs }, 'the tasks file has no tasks');
+  // 1-based line of each row (parseJsonLines skips blank lines).
+  const lines: number[] = [];
+  text.split('\n').forEach((l, i) => {
+    if (l.trim() !== '') lines.push(i + 1);
+  });
+  return { file: abs, rows, lines };
+}
+
+/** Fields every tasks-file row may have. */
+export const TaskRowBase = z.object({
+  id: z.string().min(1).optional(),
+  split: z.enum(['weight', 'harness', 'val', 'test']).optional(),
+  question: z.string().min(1),
+  answer: z.string().min(1),
+});
+
+/** Groups loaded tasks into splits; ids must be unique. */
+export function groupBySplit(domainId: string, file: string, tasks: Task[], lines: number[]): Record<Split, Task[]> {
+  const out: Record<Split, Task[]> = { weight: [], harness: [], val: [], test: [] };
+  const seen = new Set<string>();
+  for (const [i, t] of tasks.entries()) {
+    if (seen.has(t.id)) throw new InputError({ file, line: lines[i], field: 'id' }, `duplicate task id '${t.id}' in the ${domainId} tasks file`);
+    seen.add(t.id);
+    out[t.split].push(t);
+  }
+  return out;
+}
+
+/** The verifier's verdict for an extracted answer against the expected one; the reason is always filled. */
+export function exactMatchVerdict(expected: string, answer: string | null): Verdict {
+  if (answer === null) return { pass: false, score: 0, extracted: null, reason: 'no answer' };
+  const got = normaliseAnswer(answer);
+  if (got === '') return { pass: false, score: 0, extracted: '', reason: 'empty answer' };
+  const want = normaliseAnswer(expected);
+  if (got === want) return { pass: true, score: 1, extracted: got, reason: 'correct' };
+  return { pass: false, score: 0, extracted: got, reason: `expected ${want}, got ${got}` };
+}
+
+/**
+ * Domain rule shared by both toy domains: the final answer must be text the model wrote (its words
+ * appear, in order, in one completion), and no message sent to the model may contain chat-template
+ * markers (`<|…|>`), which would let a harness forge turns inside a message.
+ */
+export function answerFromModelRule(rollout: RolloutRecord): string | null {
+  for (const call of rollout.modelCalls) {
+    for (const m of call.messages) {
+      if (m.content.includes('<|')) return `a ${m.role} message sent to the model contains a chat-template marker '<|': harness text may not forge turns`;
+    }
+  }
+  if (rollout.finalAnswer === null) return null;
+  const want = wordsOf(rollout.finalAnswer);
+  if (want.length === 0) return null;
+  for (const call of rollout.modelCalls) {
+    const have = wordsOf(call.completion);
+    for (let i = 0; i + want.length <= have.length; i++) {
+      if (want.every((w, j) => have[i + j] === w)) return null;
+    }
+  }
+  return `the answer '${rollout.finalAnswer}' does not appear in any model completion: the answer must come from the model's own text`;
+}
+
+/** The shipped resources folder (…/resources), found by walking up from this module. */
+export function resourcesDir(): string {
+  const starts = [typeof __dirname === 'string' ? __dirname : undefined, process.cwd()].filter((x): x is string => !!x);
+  for (const start of starts) {
+    let dir = start;
+    for (;;) {
+      if (existsSync(path.join(dir, 'resources', 'harnesses'))) return path.join(dir, 'resources');
+      const up = path.dirname(dir);
+      if (up === dir) break;
+      dir = up;
+    }
+  }
+  throw new WhaleError('cannot find the resources/harnesses folder of the WHALE installation', 'resources');
+}
+
+export function harnessDir(name: string): string {
+  return path.join(resourcesDir(), 'harnesses', name);
+}
+
+/** Splits with sizes applied (prefixes of the full generated splits). */
+export function effectiveSizes(defaults: Record<Split, number>, opts: BuiltinDomainOptions): Record<Split, number> {
+  return { ...defaults, ...(opts.sizes ?? {}) };
+}
+
+/** Lazily generated, cached splits. */
+export function lazySplits(make: (split: Split) => Task[]): (split: Split) => Task[] {
+  const cache = new Map<Split, Task[]>();
+  return (split) => {
+    if (!SPLITS.includes(split)) throw new WhaleError(`unknown split '${String(split)}' (known: ${SPLITS.join(', ')})`, 'split');
+    let t = cache.get(split);
+    if (!t) {
+      t = make(split);
+      cache.set(split, t);
+    }
+    return t;
+  };
+}
