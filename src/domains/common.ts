@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { InputError, WhaleError } from '../core/errors.js';
 import { parseJsonLines } from '../core/jsonFile.js';
@@ -121,9 +122,18 @@ export function answerFromModelRule(rollout: RolloutRecord): string | null {
   return `the answer '${rollout.finalAnswer}' does not appear in any model completion: the answer must come from the model's own text`;
 }
 
+/** This module's folder: from import.meta.url (ESM: tsx, the CLI bundle), else __dirname (a CJS bundle). */
+function moduleDir(): string | undefined {
+  try {
+    return path.dirname(fileURLToPath(import.meta.url));
+  } catch {
+    return typeof __dirname === 'string' ? __dirname : undefined;
+  }
+}
+
 /** The shipped resources folder (…/resources), found by walking up from this module. */
 export function resourcesDir(): string {
-  const starts = [typeof __dirname === 'string' ? __dirname : undefined, process.cwd()].filter((x): x is string => !!x);
+  const starts = [moduleDir(), process.cwd()].filter((x): x is string => !!x);
   for (const start of starts) {
     let dir = start;
     for (;;) {

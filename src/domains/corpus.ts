@@ -208,8 +208,8 @@ export const KBQA_MAX_TURNS = 6;
 
 /**
  * One kbqa rollout as resources/harnesses/kbqa-h0/harness.ts runs it (h0 prompts: no system text,
- * user = the question), with `act` as the policy and the domain's search tool. Returns every message
- * including the last assistant reply. `act` defaults to the noisy expert.
+ * user = the question), with `act` as the policy and the domain's search tool. Returns the messages up
+ * to and including the model's last reply (what the model saw and wrote). `act` defaults to the noisy expert.
  */
 export function kbqaEpisode(
   task: Task,
@@ -261,6 +261,8 @@ export function kbqaEpisode(
     timesQueried.set(a.arg, n + 1);
     messages.push({ role: 'tool', content: formatFacts(searchFacts(task.id, facts, a.arg, knobs.topk, n * knobs.topk), knobs.passageFormat) });
   }
+  // Turn limit: the model never saw the last tool message.
+  while (messages.length > 0 && messages[messages.length - 1].role !== 'assistant') messages.pop();
   return { messages, answer: null };
 }
 

@@ -1,13 +1,13 @@
 /** Shared helpers of the domain tests: run a shipped harness in-process with a scripted policy. */
 import * as path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ChatMessage, ModelCall } from '../../src/core/trajectory.js';
 import type { Domain, RolloutRecord, Task } from '../../src/domains/types.js';
 import type { HarnessContext, HarnessDefinition, KnobValue } from '../../src/harness/sdk.js';
 import { HarnessManifest } from '../../src/core/manifest.js';
 import { readJsonWithSchema } from '../../src/core/jsonFile.js';
 
-export const REPO = path.resolve(__dirname, '..', '..');
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export async function loadHarness(dir: string): Promise<{ def: HarnessDefinition; manifest: HarnessManifest }> {
   const manifest = readJsonWithSchema(path.join(dir, 'harness.json'), HarnessManifest);
