@@ -1,0 +1,105 @@
+/**
+ * Bundles a Node candidate's entry (TS or JS) into ONE self-contained ES module with
+ * `whale-harness` aliased to the SDK, so the sandboxed process needs to read nothing but its own
+ * folder and that file. Bundles are cached by (tree hash, SDK, esbuild version) outside the
+ * candidate folder: the folder's identity must not change because we ran it.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { join, relative, isAbsolute, resolve as resolvePath } from 'node:path';
+import type { Plugin, Message } from 'esbuild';
+import { InputError } from '../core/errors.js';
+import { writeFileAtomic } from '../core/atomic.js';
+import { resolveSdkFile } from './assets.js';
+
+export interface BundleRequest {
+  /** Absolute candidate folder. */
+  dir: string;
+  /** Entry path relative to the folder (from harness.json). */
+  entry: string;
+  treeHash: string;
+  cacheDir: string;
+}
+
+const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
+
+/** True when `file` is `dir` itself or inside it. */
+export function isInside(dir: string, file: string): boolean {
+  const rel = relative(dir, file);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/**
+ * Keeps a candidate self-contained: only files inside its folder, the SDK and Node built-ins may be
+ * bundled. Without this, `import x from '../../answers.json'` would copy a file from outside the
+ * folder into the bundle and walk straight past the sandbox's file-system limits.
+ */
+function confinePlugin(dir: string, sdkFile: string): Plugin {
+  return {
+    name: 'whale-confine',
+    setup(build) {
+      build.onResolve({ filter: /^whale-harness$/ }, () => ({ path: sdkFile }));
+      build.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (BUILTINS.has(args.path)) return { path: args.path, external: true };
+        if (isAbsolute(args.path)) return undefined; // checked in onLoad like any file
+        return { errors: [{ text: `cannot import '${args.path}': a candidate may import only 'whale-harness', Node built-ins and its own files` }] };
+      });
+      build.onLoad({ filter: /.*/ }, (args) => {
+        if (args.path === sdkFile || isInside(dir, args.path)) return undefined;
+        return { errors: [{ text: `cannot import ${args.path}: it is outside the candidate folder` }] };
+      });
+    },
+  };
+}
+
+export function bundleCacheFile(req: BundleRequest, esbuildVersion: string): string {
+  const sdk = readFileSync(resolveSdkFile());
+  const key = createHash('sha256').update(req.treeHash).update('\0').update(req.entry).update('\0').update(sdk).update('\0').update(esbuildVersion).digest('hex');
+  return join(req.cacheDir, 'bundles', `${req.treeHash.slice(0, 12)}-${key.slice(0, 16)}.mjs`);
+}
+
+/** Returns the bundle file, building it when not cached. Throws InputError naming file and line on a build failure. */
+export async function bundleCandidate(req: BundleRequest): Promise<string> {
+  const esbuild = await import('esbuild');
+  const out = bundleCacheFile(req, esbuild.version);
+  if (existsSync(out)) return out;
+  const entryAbs = resolvePath(req.dir, req.entry);
+  if (!isInside(req.dir, entryAbs)) throw new InputError({ file: join(req.dir, 'harness.json'), field: 'entry' }, `entry '${req.entry}' is outside the candidate folder`);
+  if (!existsSync(entryAbs)) throw new InputError({ file: join(req.dir, 'harness.json'), field: 'entry' }, `entry file '${req.entry}' does not exist`);
+  const sdkFile = resolveSdkFile();
+  let result;
+  try {
+    result = await esbuild.build({
+      entryPoints: [entryAbs],
+      absWorkingDir: req.dir,
+      bundle: true,
+      write: false,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      logLevel: 'silent',
+      sourcemap: 'inline',
+      // Bundled CommonJS code may call require(); give the ES module one.
+      banner: { js: "import { createRequire as __whaleCreateRequire } from 'node:module'; const require = __whaleCreateRequire(import.meta.url);" },
+      plugins: [confinePlugin(req.dir, sdkFile)],
+    });
+  } catch (e) {
+    throw bundleError(req, e);
+  }
+  const file = result.outputFiles[0];
+  if (!file) throw new InputError({ file: entryAbs }, 'esbuild produced no output');
+  writeFileAtomic(out, file.contents, { fsync: false });
+  return out;
+}
+
+function bundleError(req: BundleRequest, e: unknown): InputError {
+  const errors = (e as { errors?: Message[] }).errors;
+  if (!Array.isArray(errors) || errors.length === 0) return new InputError({ file: resolvePath(req.dir, req.entry) }, `cannot bundle: ${String(e)}`);
+  return InputError.combine(
+    errors.map((m) => {
+      const file = m.location?.file ? resolvePath(req.dir, m.location.file) : resolvePath(req.dir, req.entry);
+      return new InputError({ file, line: m.location?.line, column: m.location ? m.location.column + 1 : undefined }, `cannot bundle: ${m.text}`);
+    }),
+  );
+}

@@ -1,0 +1,155 @@
+/**
+ * The recording gateway (agent-lightning's pattern): one HTTP server for all rollouts, each rollout
+ * addressed by its own path prefix and bearer token:
+ *
+ *   POST /rollout/{rid}/v1/chat/completions   OpenAI-compatible, non-streaming, to backend.chat()
+ *   GET  /rollout/{rid}/v1/models             the pinned policy version as the only model
+ *   GET  /rollout/{rid}/tools                 the domain's tools
+ *   POST /rollout/{rid}/tools/{name}          body = arguments object → { observation }
+ *
+ * It listens on 127.0.0.1 (random port) and, where the platform has them, on a unix socket in a
+ * private temp folder: a harness inside an empty network namespace can still reach a socket file,
+ * and nothing else (SANDBOX.md). Every rule about what a harness may do lives in RolloutSession.
+ */
+import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { timingSafeEqual } from 'node:crypto';
+import type { GatewayInfo } from './protocol.js';
+import { errorReply, type GatewayReply, type RolloutSession } from './rolloutSession.js';
+
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export class Gateway {
+  private readonly sessions = new Map<string, RolloutSession>();
+  private readonly servers: http.Server[] = [];
+  private port = 0;
+  private socketDir: string | undefined;
+  private socketPath: string | undefined;
+
+  /** Starts listening. `unixSocket: false` serves TCP only. */
+  async start(opts: { unixSocket?: boolean } = {}): Promise<void> {
+    const tcp = http.createServer((req, res) => void this.handle(req, res));
+    await listen(tcp, { host: '127.0.0.1', port: 0 });
+    this.servers.push(tcp);
+    this.port = (tcp.address() as AddressInfo).port;
+    if (opts.unixSocket !== false && process.platform !== 'win32') {
+      // A short path under the OS temp folder: socket paths are limited to ~108 bytes.
+      this.socketDir = mkdtempSync(join(tmpdir(), 'whale-gw-'));
+      chmodSync(this.socketDir, 0o700);
+      const path = join(this.socketDir, 'gw.sock');
+      const unix = http.createServer((req, res) => void this.handle(req, res));
+      await listen(unix, { path });
+      this.servers.push(unix);
+      this.socketPath = path;
+    }
+  }
+
+  get tcpPort(): number {
+    return this.port;
+  }
+
+  get unixSocketPath(): string | undefined {
+    return this.socketPath;
+  }
+
+  register(session: RolloutSession, opts: { viaSocket: boolean }): GatewayInfo {
+    if (!this.port) throw new Error('gateway not started');
+    this.sessions.set(session.id, session);
+    const root = `http://127.0.0.1:${this.port}/rollout/${session.id}`;
+    return {
+      baseUrl: `${root}/v1`,
+      toolsUrl: `${root}/tools`,
+      token: session.token,
+      ...(opts.viaSocket && this.socketPath ? { socketPath: this.socketPath } : {}),
+    };
+  }
+
+  unregister(session: RolloutSession): void {
+    this.sessions.delete(session.id);
+    session.close();
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sessions.values()) s.close();
+    this.sessions.clear();
+    await Promise.all(
+      this.servers.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeAllConnections();
+          }),
+      ),
+    );
+    this.servers.length = 0;
+    if (this.socketDir) rmSync(this.socketDir, { recursive: true, force: true });
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    let reply: GatewayReply;
+    try {
+      reply = await this.route(req);
+    } catch (e) {
+      reply = errorReply(500, `gateway error: ${e instanceof Error ? e.message : String(e)}`, 'server_error');
+    }
+    const body = JSON.stringify(reply.body);
+    res.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  }
+
+  private async route(req: http.IncomingMessage): Promise<GatewayReply> {
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    const m = /^\/rollout\/([0-9a-f]+)(\/.*)$/.exec(url.pathname);
+    if (!m) return errorReply(404, `no such route: ${url.pathname}`);
+    const session = this.sessions.get(m[1]);
+    if (!session) return errorReply(404, 'unknown or finished rollout');
+    if (!tokenMatches(req.headers.authorization, session.token)) return errorReply(401, 'missing or wrong bearer token for this rollout', 'authentication_error');
+    const rest = m[2];
+    if (req.method === 'POST' && rest === '/v1/chat/completions') return session.chat(await readJson(req));
+    if (req.method === 'GET' && rest === '/v1/models') return { status: 200, body: { object: 'list', data: [{ id: session.policyVersion, object: 'model', owned_by: 'whale' }] } };
+    if (req.method === 'GET' && rest === '/tools') return { status: 200, body: { tools: session.toolInfos } };
+    const tool = /^\/tools\/([^/]+)$/.exec(rest);
+    if (req.method === 'POST' && tool) return session.tool(decodeURIComponent(tool[1]), await readJson(req));
+    return errorReply(404, `no such route: ${req.method} ${rest}`);
+  }
+}
+
+function listen(server: http.Server, where: { host: string; port: number } | { path: string }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(where, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function tokenMatches(header: string | undefined, token: string): boolean {
+  const m = /^Bearer (.+)$/.exec(header ?? '');
+  if (!m) return false;
+  const a = Buffer.from(m[1]);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+class BodyError extends Error {}
+
+async function readJson(req: http.IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new BodyError(`request body over ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new BodyError('request body is not JSON');
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * The worker protocol: JSON lines over the harness process's stdin (parent → child) and stdout
+ * (child → parent). It is language-neutral — a Python or any other harness speaks exactly this —
+ * and every message is validated with zod on both sides, because the child is untrusted code and
+ * the parent must treat anything it writes as hostile input.
+ *
+ * Conversation of one rollout (one process serves exactly one rollout, see SANDBOX.md):
+ *
+ *   child  → {"type":"ready","protocol":1,"runtime":"node"}          after loading the candidate
+ *   parent → {"type":"run", rolloutId, task, knobs, prompts, tools, limits, gateway}
+ *   child  → {"type":"log", message, data?}                           any number of times
+ *   child  → {"type":"result","answer":"..."|null}                    exactly once, then exit
+ *         or {"type":"error", message, stack?}                         the harness threw
+ *
+ * The parent may write `run` before `ready` arrives (stdin buffers it). Model and tool calls do
+ * NOT travel on this channel: they are HTTP requests to the recording gateway named in
+ * `run.gateway` (over its unix socket when `socketPath` is given — the only route out of a network
+ * namespace — else over loopback TCP at `baseUrl`).
+ */
+import { z } from 'zod';
+
+export const PROTOCOL_VERSION = 1;
+
+const JsonValue: z.ZodType<unknown> = z.unknown();
+
+export const PublicTaskMessage = z.object({
+  id: z.string(),
+  question: z.string(),
+  meta: z.record(z.string(), JsonValue).optional(),
+});
+
+export const ToolInfoMessage = z.object({
+  name: z.string(),
+  description: z.string(),
+  parameters: z.record(z.string(), JsonValue),
+});
+
+export const GatewayInfo = z.object({
+  /** OpenAI-compatible base URL of this rollout, e.g. http://127.0.0.1:41234/rollout/<rid>/v1 */
+  baseUrl: z.string(),
+  /** Tools live at `${toolsUrl}/<name>` (POST, body = the arguments object). */
+  toolsUrl: z.string(),
+  /** Bearer token of this rollout; every gateway request must carry it. */
+  token: z.string(),
+  /** When present, connect to this unix socket instead of the TCP host in the URLs (same HTTP paths). */
+  socketPath: z.string().optional(),
+});
+export type GatewayInfo = z.infer<typeof GatewayInfo>;
+
+export const RunMessage = z.object({
+  type: z.literal('run'),
+  rolloutId: z.string(),
+  task: PublicTaskMessage,
+  knobs: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+  prompts: z.record(z.string(), z.string()),
+  tools: z.array(ToolInfoMessage),
+  limits: z.object({
+    maxTurns: z.number().int(),
+    maxTokens: z.number().int(),
+    maxTokensPerCall: z.number().int().optional(),
+    wallMs: z.number().int(),
+  }),
+  gateway: GatewayInfo,
+});
+export type RunMessage = z.infer<typeof RunMessage>;
+
+/** Everything the parent may send. A union so later messages (e.g. cancel) stay compatible. */
+export const ParentMessage = z.discriminatedUnion('type', [RunMessage]);
+export type ParentMessage = z.infer<typeof ParentMessage>;
+
+/** Bounds on what one child message may carry, so a hostile child cannot make us hold huge strings. */
+export const MAX_LOG_CHARS = 8_000;
+export const MAX_ANSWER_CHARS = 100_000;
+
+export const ReadyMessage = z.object({
+  type: z.literal('ready'),
+  protocol: z.literal(PROTOCOL_VERSION),
+  runtime: z.string().max(100).optional(),
+});
+export const LogMessage = z.object({
+  type: z.literal('log'),
+  message: z.string().max(MAX_LOG_CHARS),
+  data: JsonValue.optional(),
+  level: z.enum(['debug', 'info', 'warn', 'error']).optional(),
+});
+export const ResultMessage = z.object({
+  type: z.literal('result'),
+  answer: z.string().max(MAX_ANSWER_CHARS).nullable(),
+});
+export const ErrorMessage = z.object({
+  type: z.literal('error'),
+  message: z.string().max(MAX_LOG_CHARS),
+  stack: z.string().max(MAX_LOG_CHARS).optional(),
+});
+
+export const ChildMessage = z.discriminatedUnion('type', [ReadyMessage, LogMessage, ResultMessage, ErrorMessage]);
+export type ChildMessage = z.infer<typeof ChildMessage>;
+
+export type ParseOutcome<T> = { ok: true; message: T } | { ok: false; error: string };
+
+/** Parses one protocol line; never throws (the line comes from untrusted code). */
+export function parseLine<T>(schema: z.ZodType<T>, line: string): ParseOutcome<T> {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return { ok: false, error: `not JSON: ${preview(line)}` };
+  }
+  const r = schema.safeParse(value);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const where = issue.path.length ? issue.path.map(String).join('.') + ': ' : '';
+    return { ok: false, error: `invalid message (${where}${issue.message}): ${preview(line)}` };
+  }
+  return { ok: true, message: r.data };
+}
+
+export function encodeMessage(m: ParentMessage | ChildMessage): string {
+  return JSON.stringify(m) + '\n';
+}
+
+function preview(s: string): string {
+  const t = s.length > 120 ? s.slice(0, 120) + '…' : s;
+  return JSON.stringify(t);
+}
+
+/**
+ * Splits a byte stream into lines. Kept separate from the process code so both the parent and
+ * the Node bootstrap use the same framing; a line longer than `maxLine` is reported, not buffered.
+ */
+export class LineSplitter {
+  private buf = '';
+  constructor(
+    private readonly onLine: (line: string) => void,
+    private readonly onOverlong: (length: number) => void,
+    private readonly maxLine = 4 * 1024 * 1024,
+  ) {}
+  push(chunk: string): void {
+    this.buf += chunk;
+    let nl: number;
+    while ((nl = this.buf.indexOf('\n')) >= 0) {
+      const line = this.buf.slice(0, nl).replace(/\r$/, '');
+      this.buf = this.buf.slice(nl + 1);
+      if (line.trim() !== '') this.onLine(line);
+    }
+    if (this.buf.length > this.maxLine) {
+      const n = this.buf.length;
+      this.buf = '';
+      this.onOverlong(n);
+    }
+  }
+  /** Whatever is left without a final newline (a child that dies mid-line). */
+  rest(): string {
+    return this.buf;
+  }
+}

@@ -1,0 +1,248 @@
+/**
+ * The harness runtime: runs candidate harnesses on tasks, one sandboxed process per rollout, with
+ * model and tool calls through the recording gateway, and returns one Trajectory per rollout.
+ * The same runtime serves the harness search and the weight phase (one runtime, one record).
+ *
+ *   const rt = new HarnessRuntime({ domain, backend, limits, sampling, concurrency: 32, cacheDir });
+ *   const h = await rt.prepare('path/to/candidate');        // InputError if invalid
+ *   const trajs = await rt.rolloutMany(h, items, onProgress);
+ *   await rt.close();
+ *
+ * `rollout` never throws for anything a harness does: a crash, hang, limit or broken protocol is a
+ * trajectory with that termination and a zero score.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Sampling, SandboxLimits } from '../core/config.js';
+import type { HarnessEvent, Termination, Trajectory, Verdict } from '../core/trajectory.js';
+import type { Domain, Split, Task } from '../domains/types.js';
+import type { PolicyBackend } from '../policy/types.js';
+import { ensureBootstrap } from './assets.js';
+import { prepareCandidate, type PreparedHarness } from './candidate.js';
+import { Gateway } from './gateway.js';
+import type { RunMessage } from './protocol.js';
+import { RolloutSession, type GatewayLimits } from './rolloutSession.js';
+import { chooseNetwork, planCommandWorker, planNodeWorker, sandboxCapabilities, type NetworkIsolation, type SpawnPlan } from './sandbox.js';
+import { Semaphore } from './semaphore.js';
+import { LIMIT_GRACE_MS, WorkerProcess, type WorkerOutcome } from './workerProcess.js';
+
+export type { PreparedHarness } from './candidate.js';
+
+export interface HarnessRuntimeOptions {
+  domain: Domain;
+  backend: PolicyBackend;
+  limits: SandboxLimits;
+  /** Defaults for model calls where the harness passes none (config `sampling`). */
+  sampling: Sampling;
+  /** Rollouts in flight at once (each its own process). */
+  concurrency: number;
+  /** Where bundles and the worker bootstrap are cached; outside any candidate folder. */
+  cacheDir: string;
+  /**
+   * 'namespace': an empty network namespace (Linux `unshare`), gateway over a unix socket;
+   * 'guard': the in-process guard only (Node) / nothing (command harnesses);
+   * 'auto' (default): namespace where the host allows it.
+   */
+  network?: 'auto' | NetworkIsolation;
+}
+
+export interface RolloutOptions {
+  sampleIndex: number;
+  seed: number;
+  runId?: string;
+  phase?: string;
+  /** Defaults to the task's own split. */
+  split?: Split;
+}
+
+export interface RolloutItem {
+  task: Task;
+  sampleIndex: number;
+  seed: number;
+}
+
+export type ProgressCallback = (done: number, total: number, trajectory: Trajectory) => void;
+
+export class HarnessRuntime {
+  private readonly gateway = new Gateway();
+  private started: Promise<string> | undefined;
+  private readonly semaphore: Semaphore;
+  private readonly live = new Set<WorkerProcess>();
+  private closed = false;
+  readonly network: NetworkIsolation;
+
+  constructor(private readonly o: HarnessRuntimeOptions) {
+    if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new Error(`concurrency must be a positive integer, got ${o.concurrency}`);
+    this.semaphore = new Semaphore(o.concurrency);
+    this.network = chooseNetwork(o.network ?? 'auto', sandboxCapabilities());
+    mkdirSync(o.cacheDir, { recursive: true });
+  }
+
+  /** Validates and bundles a candidate. Throws InputError (file, field/line) when it is invalid. */
+  prepare(candidateDir: string): Promise<PreparedHarness> {
+    return prepareCandidate(candidateDir, resolve(this.o.cacheDir));
+  }
+
+  /** Starts the gateway and builds the bootstrap once; resolves to the bootstrap file. */
+  private start(): Promise<string> {
+    this.started ??= (async () => {
+      await this.gateway.start();
+      return ensureBootstrap(resolve(this.o.cacheDir));
+    })();
+    return this.started;
+  }
+
+  get gatewayPort(): number {
+    return this.gateway.tcpPort;
+  }
+
+  async rollout(prepared: PreparedHarness, task: Task, opts: RolloutOptions): Promise<Trajectory> {
+    if (this.closed) throw new Error('HarnessRuntime is closed');
+    const release = await this.semaphore.acquire();
+    try {
+      return await this.runOne(prepared, task, opts);
+    } finally {
+      release();
+    }
+  }
+
+  /** Many rollouts, at most `concurrency` in flight; results in the order of `items`. */
+  async rolloutMany(prepared: PreparedHarness, items: RolloutItem[], onProgress?: ProgressCallback, common: { runId?: string; phase?: string } = {}): Promise<Trajectory[]> {
+    let done = 0;
+    return Promise.all(
+      items.map(async (it) => {
+        const t = await this.rollout(prepared, it.task, { sampleIndex: it.sampleIndex, seed: it.seed, ...common });
+        done++;
+        onProgress?.(done, items.length, t);
+        return t;
+      }),
+    );
+  }
+
+  /** Kills every harness process and stops the gateway. In-flight rollouts end with termination 'error'. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const w of this.live) w.kill('the runtime was closed');
+    this.live.clear();
+    await this.gateway.close();
+  }
+
+  private gatewayLimits(): GatewayLimits {
+    const d = this.o.domain.limits;
+    return {
+      maxTurns: Math.min(this.o.limits.maxTurns, d.maxTurns ?? Number.POSITIVE_INFINITY),
+      maxTokens: this.o.limits.maxTokens,
+      ...(d.maxTokensPerCall !== undefined ? { maxTokensPerCall: d.maxTokensPerCall } : {}),
+    };
+  }
+
+  private plan(prepared: PreparedHarness, bootstrap: string): SpawnPlan {
+    if (prepared.runtime === 'node') return planNodeWorker({ dir: prepared.dir, bootstrap, bundle: prepared.bundleFile as string, limits: this.o.limits, network: this.network });
+    return planCommandWorker({ dir: prepared.dir, command: prepared.command as string[], limits: this.o.limits, network: this.network });
+  }
+
+  private async runOne(prepared: PreparedHarness, task: Task, opts: RolloutOptions): Promise<Trajectory> {
+    const startedAt = new Date();
+    const t0 = performance.now();
+    const limits = this.gatewayLimits();
+    let worker: WorkerProcess | undefined;
+    const session = new RolloutSession({
+      task,
+      tools: this.o.domain.tools,
+      backend: this.o.backend,
+      limits,
+      sampling: this.o.sampling,
+      seed: opts.seed,
+      onLimit: (t, detail) => worker?.shortenDeadline(LIMIT_GRACE_MS, 'error', `stopped ${LIMIT_GRACE_MS} ms after a ${t}: ${detail}`),
+    });
+    let outcome: WorkerOutcome;
+    let plan: SpawnPlan | undefined;
+    try {
+      const bootstrap = await this.start();
+      const gateway = this.gateway.register(session, { viaSocket: true });
+      plan = this.plan(prepared, bootstrap);
+      const message: RunMessage = {
+        type: 'run',
+        rolloutId: session.id,
+        task: task.public,
+        knobs: prepared.knobs,
+        prompts: prepared.prompts,
+        tools: session.toolInfos,
+        limits: { ...limits, wallMs: this.o.limits.wallMs },
+        gateway,
+      };
+      worker = new WorkerProcess(plan, this.o.limits, { onLog: (m, data, level) => session.log(m, data, level === 'error' ? 'error' : 'log') });
+      this.live.add(worker);
+      outcome = await worker.run(message);
+    } catch (e) {
+      outcome = { termination: 'error', detail: `runtime error: ${e instanceof Error ? e.message : String(e)}`, answer: null, stderrTail: '' };
+    } finally {
+      if (worker) this.live.delete(worker);
+      this.gateway.unregister(session);
+    }
+
+    const events: HarnessEvent[] = [...session.events];
+    events.push({
+      t: Date.now() - session.startedAt,
+      type: 'log',
+      name: 'sandbox',
+      message: `${prepared.runtime} harness, network ${plan?.network ?? '?'}`,
+      data: { startupMs: round(outcome.startupMs), cpuMs: round(outcome.cpuMs), peakRssMb: round(outcome.peakRssMb), network: plan?.network ?? null },
+    });
+    const record = { finalAnswer: outcome.answer, modelCalls: session.modelCalls, events };
+    let { termination, detail } = decideTermination(outcome, session);
+    let verdict: Verdict;
+    if (termination === 'answered' || termination === 'no_answer') {
+      try {
+        verdict = this.o.domain.verify(task, record);
+        const broken = this.o.domain.checkRules?.(task, record) ?? null;
+        if (broken) {
+          termination = 'rule_violation';
+          detail = broken;
+          verdict = { pass: false, score: 0, extracted: verdict.extracted, reason: `rule violation: ${broken}` };
+        }
+      } catch (e) {
+        termination = 'error';
+        detail = `the domain's verifier failed: ${e instanceof Error ? e.message : String(e)}`;
+        verdict = { pass: false, score: 0, extracted: null, reason: detail };
+      }
+    } else {
+      verdict = { pass: false, score: 0, extracted: null, reason: `${termination}: ${detail ?? ''}`.trim() };
+    }
+    return {
+      id: `${prepared.treeHash.slice(0, 12)}-${task.id}-${opts.sampleIndex}-${randomBytes(4).toString('hex')}`,
+      ...(opts.runId !== undefined ? { runId: opts.runId } : {}),
+      ...(opts.phase !== undefined ? { phase: opts.phase } : {}),
+      domain: this.o.domain.id,
+      harnessHash: prepared.treeHash,
+      policyVersion: session.policyVersion,
+      taskId: task.id,
+      split: opts.split ?? task.split,
+      sampleIndex: opts.sampleIndex,
+      seed: opts.seed,
+      modelCalls: session.modelCalls,
+      events,
+      finalAnswer: outcome.answer,
+      termination,
+      ...(detail ? { terminationDetail: detail } : {}),
+      verdict,
+      timings: { startedAt: startedAt.toISOString(), wallMs: performance.now() - t0, modelMs: session.modelMs, toolMs: session.toolMs },
+    };
+  }
+}
+
+/**
+ * One reason per rollout. A gateway limit wins (the harness overran its budget, whatever it did
+ * next); a backend failure is ours, not the harness's, unless the harness answered anyway.
+ */
+export function decideTermination(outcome: WorkerOutcome, session: RolloutSession): { termination: Termination; detail?: string } {
+  if (session.limitHit) return { termination: session.limitHit.termination, detail: session.limitHit.detail };
+  if (session.backendError && outcome.termination !== 'answered' && outcome.termination !== 'no_answer')
+    return { termination: 'error', detail: `policy backend failed: ${session.backendError}` };
+  return { termination: outcome.termination, ...(outcome.detail ? { detail: outcome.detail } : {}) };
+}
+
+function round(x: number | undefined): number | null {
+  return x === undefined ? null : Math.round(x * 10) / 10;
+}

@@ -1,0 +1,176 @@
+/**
+ * The Node worker bootstrap: the program a sandboxed harness process runs. Usage:
+ *
+ *   node [sandbox flags] whale-bootstrap.mjs <candidate bundle .mjs>
+ *
+ * It reads the `run` message from stdin, installs the network guard (allowing only the gateway
+ * named in that message), only then imports the candidate bundle (so the candidate's top-level code
+ * is already guarded), says `ready`, calls `run(task, ctx)` and reports `result` or `error`.
+ * `ctx.chat` / `ctx.tool` are HTTP calls to the recording gateway. Built by esbuild into one file
+ * (see assets.ts); it must not import anything from the engine beyond the protocol.
+ */
+import http from 'node:http';
+import { pathToFileURL } from 'node:url';
+import { format } from 'node:util';
+import { LineSplitter, RunMessage, ParentMessage, parseLine, encodeMessage, MAX_LOG_CHARS, PROTOCOL_VERSION } from '../protocol.js';
+import type { ChildMessage } from '../protocol.js';
+import type { ChatOptions, ChatReply, HarnessContext, HarnessDefinition, HarnessMessage } from '../sdk.js';
+import { installNetworkGuard } from './netGuard.js';
+
+// Our own handle on stdout: the candidate may replace process.stdout.write, the protocol must not care.
+const writeOut = process.stdout.write.bind(process.stdout);
+const send = (m: ChildMessage): void => {
+  writeOut(encodeMessage(m));
+};
+
+function clip(s: string, n = MAX_LOG_CHARS): string {
+  return s.length > n ? s.slice(0, n - 1) + '…' : s;
+}
+
+/** JSON-safe, bounded copy of whatever the harness passes to ctx.log. */
+function safeData(data: unknown): unknown {
+  if (data === undefined) return undefined;
+  try {
+    const text = JSON.stringify(data);
+    if (text === undefined) return String(data);
+    return text.length > MAX_LOG_CHARS ? clip(text) : (JSON.parse(text) as unknown);
+  } catch {
+    return clip(String(data));
+  }
+}
+
+/** The last message of a process: exit only once it is written (pipes are asynchronous on some platforms). */
+function sendThenExit(m: ChildMessage, code: number): void {
+  writeOut(encodeMessage(m), () => process.exit(code));
+  setTimeout(() => process.exit(code), 2000).unref();
+}
+
+let failed = false;
+function fail(message: string, stack?: string): never {
+  if (!failed) sendThenExit({ type: 'error', message: clip(message), stack: stack ? clip(stack) : undefined }, 1);
+  failed = true;
+  // Stop the caller; the exit happens once the message is flushed.
+  throw new HarnessFailed(message);
+}
+
+class HarnessFailed extends Error {}
+
+process.on('uncaughtException', (e) => e instanceof HarnessFailed || swallow(() => fail(`uncaught exception: ${e instanceof Error ? e.message : String(e)}`, e instanceof Error ? e.stack : undefined)));
+process.on('unhandledRejection', (e) => e instanceof HarnessFailed || swallow(() => fail(`unhandled rejection: ${e instanceof Error ? e.message : String(e)}`, e instanceof Error ? e.stack : undefined)));
+
+function swallow(f: () => void): void {
+  try {
+    f();
+  } catch {
+    /* fail() throws to stop its caller; here there is no caller to stop */
+  }
+}
+
+// console.* becomes log events instead of corrupting the protocol stream.
+for (const level of ['debug', 'info', 'warn', 'error'] as const) {
+  console[level] = (...args: unknown[]) => send({ type: 'log', level, message: clip(format(...args)) });
+}
+console.log = (...args: unknown[]) => send({ type: 'log', level: 'info', message: clip(format(...args)) });
+
+/** One JSON request to the gateway; resolves with the parsed body or rejects with the gateway's error message. */
+function gatewayRequest(run: RunMessage, url: string, body: unknown): Promise<unknown> {
+  const u = new URL(url);
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        ...(run.gateway.socketPath ? { socketPath: run.gateway.socketPath } : { host: u.hostname, port: Number(u.port) }),
+        path: u.pathname,
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), authorization: `Bearer ${run.gateway.token}` },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            return reject(new Error(`gateway answered ${res.statusCode} with non-JSON: ${clip(text, 200)}`));
+          }
+          if ((res.statusCode ?? 500) >= 400) {
+            const msg = (parsed as { error?: { message?: string } }).error?.message ?? text;
+            const err = new Error(`gateway: ${msg}`) as Error & { status?: number };
+            err.status = res.statusCode;
+            return reject(err);
+          }
+          resolve(parsed);
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+function makeContext(run: RunMessage): HarnessContext {
+  return {
+    knobs: run.knobs,
+    prompts: run.prompts,
+    tools: run.tools,
+    limits: run.limits,
+    async chat(messages: HarnessMessage[], opts: ChatOptions = {}): Promise<ChatReply> {
+      const body = (await gatewayRequest(run, `${run.gateway.baseUrl}/chat/completions`, { messages, ...opts })) as {
+        choices: { message: { content: string }; finish_reason: string }[];
+        usage: { prompt_tokens: number; completion_tokens: number };
+      };
+      const choice = body.choices[0];
+      return {
+        text: choice.message.content,
+        finishReason: choice.finish_reason === 'length' ? 'length' : 'stop',
+        usage: { promptTokens: body.usage.prompt_tokens, completionTokens: body.usage.completion_tokens },
+      };
+    },
+    async tool(name: string, args: Record<string, unknown>): Promise<string> {
+      const body = (await gatewayRequest(run, `${run.gateway.toolsUrl}/${encodeURIComponent(name)}`, args ?? {})) as { observation: string };
+      return body.observation;
+    },
+    log(message: string, data?: unknown): void {
+      send({ type: 'log', message: clip(String(message)), data: safeData(data) });
+    },
+  };
+}
+
+function pickDefinition(mod: Record<string, unknown>): HarnessDefinition {
+  const candidates = [mod.default, (mod.default as Record<string, unknown> | undefined)?.default, mod.harness, mod];
+  for (const c of candidates) if (c && typeof (c as HarnessDefinition).run === 'function') return c as HarnessDefinition;
+  fail('the entry module exports no harness: export default defineHarness({ run(task, ctx) { … } })');
+}
+
+async function start(run: RunMessage, bundle: string): Promise<void> {
+  const gw = new URL(run.gateway.baseUrl);
+  installNetworkGuard({ socketPath: run.gateway.socketPath, host: gw.hostname, port: run.gateway.socketPath ? undefined : Number(gw.port) });
+  const mod = (await import(pathToFileURL(bundle).href)) as Record<string, unknown>;
+  const def = pickDefinition(mod);
+  send({ type: 'ready', protocol: PROTOCOL_VERSION, runtime: `node ${process.version}` });
+  const result = (await def.run(run.task, makeContext(run))) as unknown;
+  const answer = (result as { answer?: unknown } | null | undefined)?.answer;
+  if (answer !== null && typeof answer !== 'string') fail(`run() must return { answer: string | null }, got ${clip(JSON.stringify(result) ?? String(result), 200)}`);
+  sendThenExit({ type: 'result', answer }, 0);
+}
+
+const bundle = process.argv[2];
+if (!bundle) fail('bootstrap needs the candidate bundle path as its argument');
+let started = false;
+const splitter = new LineSplitter(
+  (line) => {
+    if (started) return; // one rollout per process: anything after `run` is ignored
+    const parsed = parseLine(ParentMessage, line);
+    if (!parsed.ok) fail(`bad message from the runtime: ${parsed.error}`);
+    started = true;
+    start(parsed.message, bundle).catch((e: unknown) => {
+      if (!(e instanceof HarnessFailed)) swallow(() => fail(e instanceof Error ? e.message : String(e), e instanceof Error ? e.stack : undefined));
+    });
+  },
+  (n) => fail(`runtime sent a ${n}-byte line`),
+);
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (c: string) => splitter.push(c));

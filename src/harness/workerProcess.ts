@@ -1,0 +1,215 @@
+/**
+ * One harness process serving one rollout: spawn it in its own process group, hand it the `run`
+ * message, read its protocol stream, enforce wall time, CPU time, memory and output size, and turn
+ * whatever happens — an answer, a throw, a crash, garbage, a hang — into an outcome with a reason.
+ * It never throws for anything the harness does.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { SandboxLimits } from '../core/config.js';
+import type { Termination } from '../core/trajectory.js';
+import { ChildMessage, LineSplitter, encodeMessage, parseLine, type RunMessage } from './protocol.js';
+import { treeUsage } from './procWatch.js';
+import type { SpawnPlan } from './sandbox.js';
+
+export type WorkerTermination = Extract<
+  Termination,
+  'answered' | 'no_answer' | 'timeout' | 'cpu_limit' | 'memory_limit' | 'output_limit' | 'crash' | 'protocol_error' | 'rule_violation' | 'error'
+>;
+
+export interface WorkerOutcome {
+  termination: WorkerTermination;
+  detail?: string;
+  answer: string | null;
+  /** ms from spawn to `ready` (undefined if it never got there). */
+  startupMs?: number;
+  cpuMs?: number;
+  peakRssMb?: number;
+  stderrTail: string;
+}
+
+export interface WorkerHooks {
+  onLog(message: string, data: unknown, level: string | undefined): void;
+}
+
+const WATCH_INTERVAL_MS = 100;
+const STDERR_TAIL_CHARS = 4000;
+/** After a gateway limit is hit the harness gets this long to return before it is stopped. */
+export const LIMIT_GRACE_MS = 1000;
+
+/** Error texts that mean the runtime's memory caps fired (V8 heap limit, RLIMIT_DATA). */
+const MEMORY_PATTERNS = [/JavaScript heap out of memory/, /Reached heap limit/, /Array buffer allocation failed/, /\bMemoryError\b/, /Cannot allocate memory/, /std::bad_alloc/];
+/** Error texts that mean the sandbox refused something (permission model, network guard). */
+const DENIED_PATTERNS = [/ERR_ACCESS_DENIED/, /Access to this API has been restricted/, /denied by the WHALE sandbox/, /ERR_DLOPEN_DISABLED/];
+
+export function classifyFailure(text: string): 'memory_limit' | 'rule_violation' | undefined {
+  if (MEMORY_PATTERNS.some((p) => p.test(text))) return 'memory_limit';
+  if (DENIED_PATTERNS.some((p) => p.test(text))) return 'rule_violation';
+  return undefined;
+}
+
+export class WorkerProcess {
+  private child: ChildProcess | undefined;
+  private outcome: WorkerOutcome | undefined;
+  private resolveDone!: (o: WorkerOutcome) => void;
+  private readonly done = new Promise<WorkerOutcome>((r) => (this.resolveDone = r));
+  private readonly timers: NodeJS.Timeout[] = [];
+  private wallTimer: NodeJS.Timeout | undefined;
+  private readonly spawnedAt = performance.now();
+  private outputBytes = 0;
+  private stderrTail = '';
+  private ready = false;
+  private startupMs: number | undefined;
+  private cpuMs = 0;
+  private peakRssMb = 0;
+
+  constructor(
+    private readonly plan: SpawnPlan,
+    private readonly limits: SandboxLimits,
+    private readonly hooks: WorkerHooks,
+  ) {}
+
+  /** Spawns the process, sends `run`, and resolves when the rollout is over (the process is then dead or being killed). */
+  run(message: RunMessage): Promise<WorkerOutcome> {
+    let child: ChildProcess;
+    try {
+      child = spawn(this.plan.command, this.plan.args, { cwd: this.plan.cwd, env: this.plan.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    } catch (e) {
+      this.finish('error', `cannot start the harness process: ${e instanceof Error ? e.message : String(e)}`);
+      return this.done;
+    }
+    this.child = child;
+    child.on('error', (e) => this.finish('error', `cannot start the harness process (${this.plan.command}): ${e.message}`));
+    child.stdin?.on('error', () => undefined); // EPIPE when the harness dies early: the exit handler reports it
+    child.stdin?.end(encodeMessage(message));
+
+    const splitter = new LineSplitter(
+      (line) => this.onLine(line),
+      (n) => this.finish('protocol_error', `a protocol line of over ${n} bytes`),
+    );
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (chunk: string) => {
+      if (this.outcome) return;
+      if (this.countOutput(chunk)) splitter.push(chunk);
+    });
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      if (this.outcome) return;
+      this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
+      this.countOutput(chunk);
+    });
+    child.on('exit', (code, signal) => {
+      // Let stdout drain (a final `result` may still be in the pipe), then decide.
+      const decide = () => this.onExit(code, signal, splitter.rest());
+      if (child.stdout && !child.stdout.readableEnded) {
+        const t = setTimeout(decide, 200);
+        child.stdout.once('end', () => {
+          clearTimeout(t);
+          decide();
+        });
+      } else decide();
+    });
+
+    this.wallTimer = setTimeout(() => this.finish('timeout', `wall-clock limit of ${this.limits.wallMs} ms`), this.limits.wallMs);
+    this.timers.push(setInterval(() => this.watch(), WATCH_INTERVAL_MS));
+    return this.done;
+  }
+
+  /** A gateway limit was hit: give the harness a short grace to return, then stop it. */
+  shortenDeadline(ms: number, termination: WorkerTermination, detail: string): void {
+    if (this.outcome) return;
+    if (this.wallTimer) clearTimeout(this.wallTimer);
+    this.wallTimer = setTimeout(() => this.finish(termination, detail), ms);
+  }
+
+  /** Stops the rollout now (runtime closing). */
+  kill(detail: string): void {
+    this.finish('error', detail);
+  }
+
+  private countOutput(chunk: string): boolean {
+    this.outputBytes += Buffer.byteLength(chunk);
+    if (this.outputBytes > this.limits.outputBytes) {
+      this.finish('output_limit', `wrote more than ${this.limits.outputBytes} bytes on stdout/stderr`);
+      return false;
+    }
+    return true;
+  }
+
+  private onLine(line: string): void {
+    if (this.outcome) return;
+    const parsed = parseLine(ChildMessage, line);
+    if (!parsed.ok) return this.finish('protocol_error', parsed.error);
+    const m = parsed.message;
+    switch (m.type) {
+      case 'ready':
+        if (!this.ready) this.startupMs = performance.now() - this.spawnedAt;
+        this.ready = true;
+        return;
+      case 'log':
+        return this.hooks.onLog(m.message, m.data, m.level);
+      case 'result':
+        if (!this.ready) return this.finish('protocol_error', '`result` before `ready`');
+        return this.finish(m.answer === null ? 'no_answer' : 'answered', undefined, m.answer);
+      case 'error': {
+        const text = `${m.message}\n${m.stack ?? ''}`;
+        return this.finish(classifyFailure(text) ?? 'crash', `harness error: ${m.message}`);
+      }
+    }
+  }
+
+  private onExit(code: number | null, signal: NodeJS.Signals | null, rest: string): void {
+    if (this.outcome) return;
+    const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
+    const stderr = this.stderrTail.trim();
+    const tail = stderr ? `; stderr: …${stderr.slice(-600)}` : '';
+    if (signal === 'SIGXCPU' || this.cpuMs > this.limits.cpuMs) return this.finish('cpu_limit', `CPU-time limit of ${this.limits.cpuMs} ms (${how})`);
+    const kind = classifyFailure(stderr);
+    if (kind === 'memory_limit') return this.finish('memory_limit', `memory limit of ${this.limits.memoryMb} MB (${how})${tail}`);
+    if (rest.trim()) return this.finish('protocol_error', `${how} in the middle of a protocol line${tail}`);
+    if (code === 0 && !signal) return this.finish('protocol_error', `exited without sending a result${tail}`);
+    this.finish(kind ?? 'crash', `harness process ${how}${tail}`);
+  }
+
+  private watch(): void {
+    if (this.outcome || !this.child?.pid) return;
+    const u = treeUsage(this.child.pid);
+    if (!u) return;
+    this.cpuMs = Math.max(this.cpuMs, u.cpuMs);
+    this.peakRssMb = Math.max(this.peakRssMb, u.rssMb);
+    if (u.cpuMs > this.limits.cpuMs) this.finish('cpu_limit', `CPU-time limit of ${this.limits.cpuMs} ms (used ${Math.round(u.cpuMs)} ms)`);
+    else if (u.rssMb > this.plan.rssLimitMb) this.finish('memory_limit', `memory limit: resident ${Math.round(u.rssMb)} MB over ${this.plan.rssLimitMb} MB`);
+  }
+
+  private finish(termination: WorkerTermination, detail?: string, answer: string | null = null): void {
+    if (this.outcome) return;
+    this.outcome = {
+      termination,
+      ...(detail ? { detail } : {}),
+      answer,
+      startupMs: this.startupMs,
+      cpuMs: this.cpuMs || undefined,
+      peakRssMb: this.peakRssMb || undefined,
+      stderrTail: this.stderrTail,
+    };
+    for (const t of this.timers) clearInterval(t);
+    if (this.wallTimer) clearTimeout(this.wallTimer);
+    this.killGroup();
+    this.resolveDone(this.outcome);
+  }
+
+  /** SIGKILL to the whole process group: the harness and anything it started. */
+  private killGroup(): void {
+    const pid = this.child?.pid;
+    // Also after the leader exited: other members of its group may live on.
+    if (!pid) return;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      try {
+        this.child?.kill('SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+}
