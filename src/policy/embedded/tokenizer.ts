@@ -153,6 +153,13 @@ export class WordTokenizer {
     return this.ids.get(token);
   }
 
+  /** The UTF-8 bytes a token stands for (a special token: its own spelling). */
+  tokenBytes(id: number): Uint8Array {
+    const b = this.bytes[id];
+    if (b === undefined) throw new Error(`token id ${id} is outside the vocabulary (size ${this.size})`);
+    return b;
+  }
+
   isSpecial(id: number): boolean {
     return this.special.has(id);
   }

@@ -1,0 +1,229 @@
+/**
+ * An OpenAI-compatible HTTP server for the embedded backend (node:http, loopback by default), so a
+ * harness talks to the embedded model exactly as it would to vLLM.
+ *
+ *   GET  /v1/models
+ *   POST /v1/chat/completions  {messages, model: version id | "current", temperature, top_p,
+ *        max_tokens | max_completion_tokens, stop, seed, n: 1}
+ *        vLLM-style extras: return_token_ids → `prompt_token_ids` on the response and `token_ids`
+ *        on the choice; logprobs → choice.logprobs.content[{token, logprob, bytes, top_logprobs: []}]
+ *        (chosen-token logprobs under the temperature-1 model). Non-streaming only.
+ * Errors are OpenAI-shaped: {error: {message, type, code, param}} with a 4xx/5xx status. A client
+ * that disconnects aborts its generation.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import type { ChatRequest, ChatResult } from '../types.js';
+import type { WordTokenizer } from './tokenizer.js';
+
+/** What the server needs from a backend (EmbeddedBackend provides it). */
+export interface ServableBackend {
+  chat(req: ChatRequest): Promise<ChatResult>;
+  currentVersion(): string;
+  versions(): string[];
+  hasVersion(version: string): boolean;
+  tokenizerFor(version?: string): WordTokenizer;
+}
+
+export interface EmbeddedServer {
+  /** http://host:port (no trailing slash; the OpenAI base URL is `${url}/v1`). */
+  url: string;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+const Content = z.union([
+  z.string(),
+  z.array(z.object({ type: z.string(), text: z.string().optional() })).transform((parts) => parts.map((p) => p.text ?? '').join('')),
+  z.null().transform(() => ''),
+]);
+
+const ChatBody = z.object({
+  model: z.string().default('current'),
+  messages: z
+    .array(
+      z.object({
+        role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']).transform((r) => (r === 'developer' ? 'system' : r)),
+        content: Content,
+        name: z.string().optional(),
+      }),
+    )
+    .min(1),
+  temperature: z.number().min(0).optional(),
+  top_p: z.number().gt(0).max(1).optional(),
+  max_tokens: z.number().int().positive().optional(),
+  max_completion_tokens: z.number().int().positive().optional(),
+  stop: z.union([z.string(), z.array(z.string())]).nullable().optional(),
+  seed: z.number().int().optional(),
+  n: z.number().int().optional(),
+  stream: z.boolean().optional(),
+  logprobs: z.boolean().optional(),
+  top_logprobs: z.number().int().optional(),
+  return_token_ids: z.boolean().optional(),
+});
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type: string = 'invalid_request_error',
+    readonly code: string | null = null,
+    readonly param: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export function startEmbeddedServer(opts: { backend: ServableBackend; port?: number; host?: string }): Promise<EmbeddedServer> {
+  const host = opts.host ?? '127.0.0.1';
+  const server = createServer((req, res) => {
+    handle(opts.backend, req, res).catch((e: unknown) => sendError(res, toHttpError(e)));
+  });
+  server.keepAliveTimeout = 30_000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      const a = server.address() as AddressInfo;
+      const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+      resolve({
+        url: `http://${h}:${a.port}`,
+        close: () =>
+          new Promise<void>((r) => {
+            server.closeAllConnections();
+            server.close(() => r());
+          }),
+      });
+    });
+  });
+}
+
+async function handle(backend: ServableBackend, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '');
+  if (path === '/v1/models' || path === '/models') {
+    if (req.method !== 'GET') throw new HttpError(405, `use GET for ${path}`);
+    const current = backend.currentVersion();
+    const ids = [...new Set([current, ...backend.versions()])];
+    return sendJson(res, 200, {
+      object: 'list',
+      data: ids.map((id) => ({ id, object: 'model', created: 0, owned_by: 'whale-embedded', current: id === current })),
+    });
+  }
+  if (path === '/v1/chat/completions' || path === '/chat/completions') {
+    if (req.method !== 'POST') throw new HttpError(405, `use POST for ${path}`);
+    return chatCompletions(backend, req, res);
+  }
+  if (path === '/health' || path === '/v1/health') return sendJson(res, 200, { ok: true });
+  throw new HttpError(404, `no route ${req.method} ${path} (this server offers GET /v1/models and POST /v1/chat/completions)`, 'invalid_request_error', 'not_found');
+}
+
+async function chatCompletions(backend: ServableBackend, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const raw = await readBody(req);
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch (e) {
+    throw new HttpError(400, `request body is not valid JSON: ${(e as Error).message}`);
+  }
+  const parsed = ChatBody.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const param = issue.path.join('.');
+    throw new HttpError(400, `invalid request: ${param ? param + ': ' : ''}${issue.message}`, 'invalid_request_error', null, param || null);
+  }
+  const body = parsed.data;
+  if (body.stream) throw new HttpError(400, 'stream: true is not supported by the embedded backend; send stream: false (or omit it)', 'invalid_request_error', 'unsupported_parameter', 'stream');
+  if (body.n !== undefined && body.n !== 1) throw new HttpError(400, `n must be 1 (got ${body.n}); send separate requests for more samples`, 'invalid_request_error', 'unsupported_parameter', 'n');
+  if (!backend.hasVersion(body.model)) {
+    throw new HttpError(404, `the model ${JSON.stringify(body.model)} does not exist: use "current" or a policy version id from GET /v1/models`, 'invalid_request_error', 'model_not_found', 'model');
+  }
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const stop = body.stop == null ? undefined : typeof body.stop === 'string' ? [body.stop] : body.stop;
+  const result = await backend.chat({
+    messages: body.messages.map((m) => ({ role: m.role, content: m.content, ...(m.name ? { name: m.name } : {}) })),
+    version: body.model,
+    params: {
+      temperature: body.temperature,
+      top_p: body.top_p,
+      max_tokens: body.max_completion_tokens ?? body.max_tokens,
+      stop,
+      seed: body.seed,
+    },
+    signal: abort.signal,
+  });
+  const tok = backend.tokenizerFor(result.version);
+  const choice: Record<string, unknown> = {
+    index: 0,
+    message: { role: 'assistant', content: result.text },
+    finish_reason: result.finishReason,
+    logprobs: null,
+  };
+  if (body.logprobs) {
+    choice.logprobs = {
+      content: (result.completionTokenIds ?? []).map((id, i) => {
+        const token = tok.tokens[id];
+        return { token, logprob: result.logprobs?.[i] ?? null, bytes: [...tok.tokenBytes(id)], top_logprobs: [] };
+      }),
+    };
+  }
+  if (body.return_token_ids) choice.token_ids = result.completionTokenIds;
+  const response: Record<string, unknown> = {
+    id: `chatcmpl-${randomBytes(12).toString('hex')}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: result.version,
+    choices: [choice],
+    usage: {
+      prompt_tokens: result.usage.promptTokens,
+      completion_tokens: result.usage.completionTokens,
+      total_tokens: result.usage.promptTokens + result.usage.completionTokens,
+    },
+  };
+  if (body.return_token_ids) response.prompt_token_ids = result.promptTokenIds;
+  sendJson(res, 200, response);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let n = 0;
+    req.on('data', (c: Buffer) => {
+      n += c.length;
+      if (n > MAX_BODY_BYTES) {
+        reject(new HttpError(413, `request body over ${MAX_BODY_BYTES} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function toHttpError(e: unknown): HttpError {
+  if (e instanceof HttpError) return e;
+  const err = e as { name?: string; code?: string; message?: string };
+  if (err?.code === 'context_length_exceeded') return new HttpError(400, err.message ?? 'context length exceeded', 'invalid_request_error', 'context_length_exceeded', 'messages');
+  if (err?.code === 'model_not_found') return new HttpError(404, err.message ?? 'model not found', 'invalid_request_error', 'model_not_found', 'model');
+  if (e instanceof RangeError) return new HttpError(400, e.message);
+  if (err?.name === 'AbortError') return new HttpError(499, 'request aborted by the client', 'invalid_request_error', 'aborted');
+  return new HttpError(500, `embedded backend error: ${err?.message ?? String(e)}`, 'server_error');
+}
+
+function sendError(res: ServerResponse, e: HttpError): void {
+  if (res.headersSent || res.destroyed) return;
+  sendJson(res, e.status, { error: { message: e.message, type: e.type, code: e.code, param: e.param } });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const data = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
+  res.end(data);
+}
