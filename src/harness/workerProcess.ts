@@ -151,8 +151,10 @@ export class WorkerProcess {
         if (!this.ready) return this.finish('protocol_error', '`result` before `ready`');
         return this.finish(m.answer === null ? 'no_answer' : 'answered', undefined, m.answer);
       case 'error': {
-        const text = `${m.message}\n${m.stack ?? ''}`;
-        return this.finish(classifyFailure(text) ?? 'crash', `harness error: ${m.message}`);
+        const kind = classifyFailure(`${m.message}\n${m.stack ?? ''}`);
+        if (kind === 'memory_limit') return this.finish(kind, `memory limit of ${this.limits.memoryMb} MB: harness error: ${m.message}`);
+        if (kind === 'rule_violation') return this.finish(kind, `refused by the sandbox: harness error: ${m.message}`);
+        return this.finish('crash', `harness error: ${m.message}`);
       }
     }
   }
