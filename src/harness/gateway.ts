@@ -93,7 +93,7 @@ export class Gateway {
     try {
       reply = await this.route(req);
     } catch (e) {
-      reply = errorReply(500, `gateway error: ${e instanceof Error ? e.message : String(e)}`, 'server_error');
+      reply = e instanceof BodyError ? errorReply(400, e.message) : errorReply(500, `gateway error: ${e instanceof Error ? e.message : String(e)}`, 'server_error');
     }
     const body = JSON.stringify(reply.body);
     res.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
