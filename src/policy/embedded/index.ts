@@ -13,6 +13,7 @@ export { loadTf } from './tf.js';
 export { SPECIAL_TOKENS, WordTokenizer, buildVocabulary, loadTokenizer, pretokenize, type BuildVocabularyOptions, type VocabularyJson } from './tokenizer.js';
 export {
   DEFAULT_ADAM,
+  computeGradients,
   Trainer,
   pretrainSequences,
   rsftSequences,

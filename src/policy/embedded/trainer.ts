@@ -119,46 +119,9 @@ export class Trainer {
 
   /** One optimizer step on weighted sequences (the weights are used as given, not renormalised). */
   step(seqs: readonly WeightedSequence[]): StepResult {
-    const t = tf();
-    const C = this.model.config.contextLength;
-    const V = this.model.config.vocabSize;
-    const prepared = seqs.map((s) => fitContext(s, C)).filter((s) => s.tokens.length >= 2 && hasWeight(s));
-    for (const s of prepared) {
-      for (let i = 0; i < s.tokens.length; i++) {
-        const id = s.tokens[i];
-        if (!(Number.isInteger(id) && id >= 0 && id < V)) throw new Error(`token id ${id} is outside the vocabulary (size ${V})`);
-      }
-    }
-    const names = this.model.specs.map((s) => s.name);
-    const vars = this.model.variables();
-    let loss = 0;
-    let tokens = 0;
-    const acc = new Map<string, Tensor>();
-    // Shortest first so each microbatch pads little.
-    prepared.sort((a, b) => a.tokens.length - b.tokens.length);
-    for (const mb of microbatches(prepared, this.microbatchTokens)) {
-      const packed = pack(mb);
-      tokens += packed.rows.length;
-      const { value, grads } = t.variableGrads(() => {
-        const h = this.model.hidden(packed.ids, packed.B, packed.T);
-        return weightedNll(this.model.logitsAt(h, packed.rows), packed.targets, packed.weights) as never;
-      }, vars);
-      loss += value.dataSync()[0];
-      value.dispose();
-      for (let i = 0; i < vars.length; i++) {
-        const name = names[i];
-        const g = grads[vars[i].name];
-        if (!g) continue;
-        const prev = acc.get(name);
-        if (prev) {
-          acc.set(name, t.add(prev, g));
-          prev.dispose();
-          g.dispose();
-        } else acc.set(name, g);
-      }
-    }
-    const gradNorm = this.applyAdam(acc);
-    for (const g of acc.values()) g.dispose();
+    const { loss, tokens, grads } = computeGradients(this.model, seqs, this.microbatchTokens);
+    const gradNorm = this.applyAdam(grads);
+    for (const g of grads.values()) g.dispose();
     return { loss, tokens, gradNorm };
   }
 
@@ -193,6 +156,56 @@ export class Trainer {
     });
     return norm;
   }
+}
+
+/**
+ * Σ wₜ·nllₜ over `seqs` and its gradient by parameter name (the caller disposes the tensors),
+ * accumulated over microbatches of at most `microbatchTokens` padded tokens. Parameters that do not
+ * affect the loss (e.g. all weights are zero) get no entry.
+ */
+export function computeGradients(
+  model: TransformerModel,
+  seqs: readonly WeightedSequence[],
+  microbatchTokens = 4096,
+): { loss: number; tokens: number; grads: Map<string, Tensor> } {
+  const t = tf();
+  const C = model.config.contextLength;
+  const V = model.config.vocabSize;
+  const prepared = seqs.map((s) => fitContext(s, C)).filter((s) => s.tokens.length >= 2 && hasWeight(s));
+  for (const s of prepared) {
+    for (let i = 0; i < s.tokens.length; i++) {
+      const id = s.tokens[i];
+      if (!(Number.isInteger(id) && id >= 0 && id < V)) throw new Error(`token id ${id} is outside the vocabulary (size ${V})`);
+    }
+  }
+  const names = model.specs.map((s) => s.name);
+  const vars = model.variables();
+  let loss = 0;
+  let tokens = 0;
+  const acc = new Map<string, Tensor>();
+  // Shortest first so each microbatch pads little.
+  prepared.sort((a, b) => a.tokens.length - b.tokens.length);
+  for (const mb of microbatches(prepared, microbatchTokens)) {
+    const packed = pack(mb);
+    tokens += packed.rows.length;
+    const { value, grads } = t.variableGrads(() => {
+      const h = model.hidden(packed.ids, packed.B, packed.T);
+      return weightedNll(model.logitsAt(h, packed.rows), packed.targets, packed.weights) as never;
+    }, vars);
+    loss += value.dataSync()[0];
+    value.dispose();
+    for (let i = 0; i < vars.length; i++) {
+      const g = grads[vars[i].name];
+      if (!g) continue;
+      const prev = acc.get(names[i]);
+      if (prev) {
+        acc.set(names[i], t.add(prev, g));
+        prev.dispose();
+        g.dispose();
+      } else acc.set(names[i], g);
+    }
+  }
+  return { loss, tokens, grads: acc };
 }
 
 /**
