@@ -1,0 +1,17 @@
+// `npm run bench`: speed figures measured side by side in one run, with the ratios that matter.
+// Targets (issue #2, default embedded model at its default context on a 2-core machine):
+// training >= 1,500 tokens/s, batched sampling >= 4,000 tokens/s.
+import { benchPolicy } from './bench-policy.js';
+import { benchRuntime } from './bench-runtime.js';
+
+function table(title: string, rows: Record<string, number>): void {
+  console.log(`\n${title}`);
+  const width = Math.max(...Object.keys(rows).map((k) => k.length));
+  for (const [k, v] of Object.entries(rows)) console.log(`  ${k.padEnd(width)}  ${Number.isInteger(v) ? v : v.toFixed(3)}`);
+}
+
+const policy = await benchPolicy();
+table('embedded policy (tfjs-wasm)', policy);
+const runtime = await benchRuntime();
+table('harness runtime (sandbox + gateway vs direct)', runtime);
+process.exit(0);
