@@ -11,7 +11,8 @@ const PAGE_KB = 4;
 export interface TreeUsage {
   cpuMs: number;
   rssMb: number;
-  pids: number[];
+  /** Members of the tree with their start times (clock ticks since boot), to tell a pid from its reuse. */
+  procs: { pid: number; start: number }[];
 }
 
 function read(path: string): string | undefined {
@@ -23,7 +24,7 @@ function read(path: string): string | undefined {
 }
 
 /** utime+stime+cutime+cstime (ms) and RSS (MB) of one process, or undefined when it is gone. */
-function processUsage(pid: number): { cpuMs: number; rssMb: number } | undefined {
+function processUsage(pid: number): { cpuMs: number; rssMb: number; start: number } | undefined {
   const stat = read(`/proc/${pid}/stat`);
   if (!stat) return undefined;
   // The command name may contain spaces and parentheses: fields start after the last ')'.
@@ -31,7 +32,7 @@ function processUsage(pid: number): { cpuMs: number; rssMb: number } | undefined
   // f[0] is field 3 (state); utime..cstime are fields 14..17, rss is field 24.
   const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
   const rssPages = Number(f[21]);
-  return { cpuMs: (ticks * 1000) / CLOCK_TICKS, rssMb: (rssPages * PAGE_KB) / 1024 };
+  return { cpuMs: (ticks * 1000) / CLOCK_TICKS, rssMb: (rssPages * PAGE_KB) / 1024, start: Number(f[19]) };
 }
 
 function children(pid: number): number[] {
@@ -47,16 +48,21 @@ export function treeUsage(root: number, maxProcs = 256): TreeUsage | undefined {
   if (!first) return undefined;
   let cpuMs = first.cpuMs;
   let rssMb = first.rssMb;
-  const pids = [root];
+  const procs = [{ pid: root, start: first.start }];
   const queue = children(root);
-  while (queue.length && pids.length < maxProcs) {
+  while (queue.length && procs.length < maxProcs) {
     const pid = queue.shift() as number;
     const u = processUsage(pid);
     if (!u) continue;
-    pids.push(pid);
+    procs.push({ pid, start: u.start });
     cpuMs += u.cpuMs;
     rssMb += u.rssMb;
     queue.push(...children(pid));
   }
-  return { cpuMs, rssMb, pids };
+  return { cpuMs, rssMb, procs };
+}
+
+/** The start time of a live process, or undefined when it is gone. */
+export function processStart(pid: number): number | undefined {
+  return processUsage(pid)?.start;
 }

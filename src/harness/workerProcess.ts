@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { SandboxLimits } from '../core/config.js';
 import type { Termination } from '../core/trajectory.js';
 import { ChildMessage, LineSplitter, encodeMessage, parseLine, type RunMessage } from './protocol.js';
-import { treeUsage } from './procWatch.js';
+import { processStart, treeUsage } from './procWatch.js';
 import type { SpawnPlan } from './sandbox.js';
 
 export type WorkerTermination = Extract<
@@ -61,6 +61,8 @@ export class WorkerProcess {
   private startupMs: number | undefined;
   private cpuMs = 0;
   private peakRssMb = 0;
+  /** Every descendant the watchdog has seen: killed at the end even if it left the process group. */
+  private readonly seen = new Map<number, number>();
 
   constructor(
     private readonly plan: SpawnPlan,
@@ -178,6 +180,7 @@ export class WorkerProcess {
     if (!u) return;
     this.cpuMs = Math.max(this.cpuMs, u.cpuMs);
     this.peakRssMb = Math.max(this.peakRssMb, u.rssMb);
+    for (const p of u.procs) this.seen.set(p.pid, p.start);
     if (u.cpuMs > this.limits.cpuMs) this.finish('cpu_limit', `CPU-time limit of ${this.limits.cpuMs} ms (used ${Math.round(u.cpuMs)} ms)`);
     else if (u.rssMb > this.plan.rssLimitMb) this.finish('memory_limit', `memory limit: resident ${Math.round(u.rssMb)} MB over ${this.plan.rssLimitMb} MB`);
   }
@@ -211,6 +214,16 @@ export class WorkerProcess {
         this.child?.kill('SIGKILL');
       } catch {
         /* already gone */
+      }
+    }
+    // Descendants that left the group (setsid) but were seen by the watchdog; the start time
+    // guards against killing an unrelated process that reused the pid.
+    for (const [p, start] of this.seen) {
+      if (p === pid || processStart(p) !== start) continue;
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {
+        /* gone */
       }
     }
   }

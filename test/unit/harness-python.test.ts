@@ -1,0 +1,102 @@
+// Harnesses run by command: the shipped Python example end to end, and what the sandbox does and
+// does not stop for a non-Node process.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
+import { TrajectorySchema } from '../../src/core/trajectory.js';
+import { sandboxCapabilities } from '../../src/harness/sandbox.js';
+import { fixtureTasks } from '../fixtures/harnesses/fixtureDomain.js';
+import { fixture, setup } from '../fixtures/harnesses/helpers.js';
+
+const EXAMPLE = fileURLToPath(new URL('../../examples/python-harness', import.meta.url));
+const caps = sandboxCapabilities();
+const networks: ('guard' | 'namespace')[] = caps.netns ? ['guard', 'namespace'] : ['guard'];
+
+/** Host processes whose command line is exactly these words. */
+function processesRunning(...argv: string[]): number[] {
+  const out: number[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(join('/proc', pid, 'cmdline'), 'utf8').split('\0').filter(Boolean);
+      if (cmd.length === argv.length && cmd.every((w, i) => w === argv[i])) out.push(Number(pid));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+describe('command (Python) harnesses', () => {
+  for (const network of networks) {
+    it(`runs the Python example end to end (network: ${network})`, async () => {
+      const { rt } = setup({ network, domainLimits: { maxTokensPerCall: 8 } });
+      try {
+        const prepared = await rt.prepare(EXAMPLE);
+        assert.equal(prepared.runtime, 'command');
+        assert.deepEqual(prepared.command, ['python3', '-I', 'harness.py']);
+        const tasks = fixtureTasks('val', 4);
+        const trajs = await rt.rolloutMany(prepared, tasks.map((task, i) => ({ task, sampleIndex: 0, seed: i })));
+        for (const t of trajs) {
+          assert.ok(TrajectorySchema.safeParse(t).success);
+          assert.equal(t.termination, 'answered', t.terminationDetail);
+          assert.equal(t.verdict.pass, true, t.verdict.reason);
+          assert.equal(t.modelCalls.length, 2);
+          assert.equal(t.modelCalls[0].params.temperature, 0.3);
+          assert.equal(t.modelCalls[0].params.max_tokens, 8);
+          assert.ok(t.events.some((e) => e.type === 'tool' && e.name === 'search'));
+          assert.ok(t.events.some((e) => e.type === 'log' && e.message === 'searched'));
+        }
+      } finally {
+        await rt.close();
+      }
+    });
+  }
+
+  it('gives command harnesses a scrubbed environment and the folder as HOME and cwd', async () => {
+    process.env.OPENAI_API_KEY = 'sk-PLANTED';
+    const { rt } = setup({ network: 'guard' });
+    try {
+      const prepared = await rt.prepare(fixture('py-probe'));
+      const t = await rt.rollout(prepared, fixtureTasks('val', 1)[0], { sampleIndex: 0, seed: 0 });
+      const found = t.events.find((e) => e.message === 'probe')?.data as { env: string[]; home: string; cwd: string };
+      assert.ok(found, JSON.stringify(t));
+      assert.ok(!found.env.includes('OPENAI_API_KEY'));
+      assert.deepEqual(found.env.filter((k) => !['LC_CTYPE'].includes(k)), ['HOME', 'LANG', 'PATH', 'PYTHONDONTWRITEBYTECODE', 'PYTHONIOENCODING', 'PYTHONUNBUFFERED']);
+      assert.equal(found.home, fixture('py-probe').replace(/\/$/, ''));
+      assert.equal(found.cwd, fixture('py-probe').replace(/\/$/, ''));
+      assert.equal(t.termination, 'no_answer');
+      assert.equal(t.verdict.score, 0);
+    } finally {
+      delete process.env.OPENAI_API_KEY;
+      await rt.close();
+    }
+  });
+
+  it('in a network namespace, a command harness reaches nothing but the gateway, and its escaped children die with it', { skip: !caps.netns && 'no network namespace here' }, async () => {
+    let connections = 0;
+    const server = net.createServer((c) => {
+      connections++;
+      c.destroy();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as net.AddressInfo).port;
+    const { rt } = setup({ network: 'namespace' });
+    try {
+      const prepared = await rt.prepare(fixture('py-probe'));
+      const t = await rt.rollout({ ...prepared, knobs: { port, spawnEscaper: true } }, fixtureTasks('val', 1)[0], { sampleIndex: 0, seed: 0 });
+      const found = t.events.find((e) => e.message === 'probe')?.data as { tcp: string; readOutside: string };
+      assert.match(found.tcp, /^denied/);
+      assert.equal(connections, 0);
+      // What command harnesses do NOT get (SANDBOX.md): file-system confinement.
+      assert.equal(found.readOutside, 'ALLOWED');
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(processesRunning('sleep', '31.337'), [], 'a grandchild in its own session outlived the rollout');
+    } finally {
+      server.close();
+      await rt.close();
+    }
+  });
+});
