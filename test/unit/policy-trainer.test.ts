@@ -116,7 +116,7 @@ test('RSFT steps raise the mean log-likelihood of the trained completions', asyn
   const before = meanLogLik(m, exs);
   const trainer = new Trainer(m, { learningRate: 3e-3, adam: { weightDecay: 0.01 } });
   const steps: number[] = [];
-  const r = await trainRsft(trainer, exs, { learningRate: 3e-3, minibatchSize: 2, epochs: 5, seed: 1 }, { onStep: (s, l) => steps.push(l) });
+  const r = await trainRsft(trainer, exs, { learningRate: 3e-3, minibatchSize: 2, epochs: 5, seed: 1 }, { onStep: (_step, l) => steps.push(l) });
   assert.equal(r.optimizerSteps, 10);
   assert.equal(steps.length, 10);
   const after = meanLogLik(m, exs);

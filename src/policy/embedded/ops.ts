@@ -149,12 +149,3 @@ export function weightedNll(logits: Tensor, targets: Int32Array, weights: Float3
   });
   return op(logits);
 }
-
-/** log-softmax of each row of a JS logits block, at the chosen index. */
-export function rowLogProb(z: Float32Array, offset: number, V: number, index: number): number {
-  let m = -Infinity;
-  for (let j = 0; j < V; j++) if (z[offset + j] > m) m = z[offset + j];
-  let s = 0;
-  for (let j = 0; j < V; j++) s += Math.exp(z[offset + j] - m);
-  return z[offset + index] - m - Math.log(s);
-}
