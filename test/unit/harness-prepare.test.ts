@@ -39,8 +39,12 @@ describe('preparing a candidate', () => {
   });
 
   it('reports a syntax error with the file and line esbuild gives', async () => {
-    const e = await inputError(rt.prepare(fixture('syntax-error')));
-    assert.equal(e.location.file, join(fixture('syntax-error'), 'harness.js'));
+    // Written here rather than kept as a fixture, so the linters never see a file that cannot parse.
+    const dir = mkdtempSync(join(tmpdir(), 'whale-cand-'));
+    writeFileSync(join(dir, 'harness.json'), '{ "name": "x", "entry": "harness.js" }');
+    writeFileSync(join(dir, 'harness.js'), "import { defineHarness } from 'whale-harness';\n\nexport default defineHarness({\n  async run(task) {\n    return { answer: task.question ) };\n  },\n});\n");
+    const e = await inputError(rt.prepare(dir));
+    assert.equal(e.location.file, join(dir, 'harness.js'));
     assert.equal(e.location.line, 5);
     assert.match(e.message, /cannot bundle: Expected "}" but found "\)"/);
   });
