@@ -1,6 +1,7 @@
 // Bundles the extension (CommonJS, `vscode` external — VS Code loads it with require) and the CLI
 // engine (ESM). Dependencies stay external for the CLI: they are installed beside it, and tfjs's
 // wasm binaries and esbuild's native binary must be found on disk at run time anyway.
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: 'warning' };
@@ -16,5 +17,10 @@ await Promise.all([
     packages: 'external',
     banner: { js: "import { createRequire as __whaleCreateRequire } from 'node:module'; const require = __whaleCreateRequire(import.meta.url);" },
   }),
+  // The harness runtime looks beside the CLI bundle for the SDK (aliased as 'whale-harness' when a
+  // candidate is bundled) and for the worker bootstrap (src/harness/assets.ts).
+  build({ ...common, sourcemap: false, entryPoints: ['src/harness/worker/bootstrap.ts'], outfile: 'dist/whale-bootstrap.mjs', format: 'esm', minify: true }),
 ]);
-console.log('built dist/extension.cjs and dist/cli.mjs');
+mkdirSync('dist', { recursive: true });
+copyFileSync('src/harness/sdk.ts', 'dist/whale-harness-sdk.ts');
+console.log('built dist/extension.cjs, dist/cli.mjs, dist/whale-bootstrap.mjs, dist/whale-harness-sdk.ts');

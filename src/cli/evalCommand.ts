@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ResultStore } from '../archive/resultStore.js';
 import { InputError } from '../core/errors.js';
 import { getDomain } from '../domains/index.js';
@@ -31,7 +31,7 @@ export const evalCommand: CommandSpec = {
     const project = resolveProject(values, { harness: (d) => getDomain(d).h0Dir });
     const { config } = project;
     const domain = getDomain(config.domain.id, config.domain.options);
-    const harnessDir = typeof values.harness === 'string' ? join(process.cwd(), values.harness) : config.harness;
+    const harnessDir = typeof values.harness === 'string' ? resolve(values.harness) : config.harness;
     const split = (typeof values.split === 'string' ? values.split : config.evaluation.split) as Split;
     if (!SPLITS.includes(split)) throw new InputError({ file: '(command line)', field: '--split' }, `must be one of ${SPLITS.join(', ')}`);
     if (split === 'test' && !process.env.WHALE_UNSEAL_TEST) {
