@@ -26,6 +26,8 @@ export interface EvaluateOptions<P extends { treeHash: string }> {
   concurrency: number;
   /** Only the first N tasks of the split. */
   limit?: number;
+  /** Evaluate exactly these tasks (e.g. one RSFT batch) instead of the split's; `split` labels them. */
+  tasks?: Task[];
   runId?: string;
   phase?: string;
   signal?: AbortSignal;
@@ -59,7 +61,7 @@ export function taskSetId(tasks: Task[]): string {
 export async function evaluate<P extends { treeHash: string }>(opts: EvaluateOptions<P>): Promise<EvaluationResult> {
   const started = Date.now();
   const prepared = await opts.runner.prepare(opts.harnessDir);
-  let tasks = opts.domain.tasks(opts.split);
+  let tasks = opts.tasks ?? opts.domain.tasks(opts.split);
   if (opts.limit !== undefined) tasks = tasks.slice(0, opts.limit);
   const key: EvalKey = {
     domain: opts.domain.id,
