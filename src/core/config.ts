@@ -60,6 +60,69 @@ export const DomainRefSchema = z
   })
   .strict();
 
+/** Online RSFT (weight phase). Embedded defaults fit a 2-core CPU; the paper's are B 256, G 8, lr 1e-7, minibatch 64. */
+export const RsftSchema = z
+  .object({
+    batchPrompts: z.number().int().positive().default(32).describe('B: prompts per RSFT step'),
+    groupSize: z.number().int().positive().default(8).describe('G: trajectories per prompt'),
+    learningRate: z.number().positive().default(5e-4),
+    minibatch: z.number().int().positive().default(32).describe('examples per optimizer step'),
+  })
+  .strict();
+export type RsftConfig = z.infer<typeof RsftSchema>;
+
+export const SearchSchema = z
+  .object({
+    proposer: z.enum(['knob', 'llm']).default('knob'),
+    candidatesPerRound: z.number().int().positive().default(3).describe('M: new candidates per round'),
+    acceptance: z.enum(['archive-best', 'paired']).default('archive-best').describe("'archive-best' as in the paper; 'paired' accepts a challenger only when a paired re-evaluation against the incumbent clears its noise"),
+    pairedSamples: z.number().int().positive().default(2).describe('fresh samples per task in the paired re-evaluation'),
+    pairedZ: z.number().nonnegative().default(1).describe('the challenger must beat the incumbent by z standard errors of the paired difference'),
+    harnessTasks: z.number().int().positive().optional().describe('evaluate candidates on only the first N tasks of the harness split'),
+  })
+  .strict();
+export type SearchConfig = z.infer<typeof SearchSchema>;
+
+export const ScheduleSchema = z
+  .object({
+    epochs: z.number().default(0.25).describe('E: weight-phase length in epochs of the weight split (fixed schedule)'),
+    iterations: z.number().int().default(3).describe('I: harness-phase length, counting the seed evaluation (I = 3 means 2 proposal rounds)'),
+    cycles: z.number().int().positive().default(2).describe('weight+harness cycles (fixed and adaptive schedules)'),
+    adaptive: z
+      .object({
+        minEpochs: z.number().positive().default(0.1).describe('T_min'),
+        maxEpochs: z.number().positive().default(1),
+        window: z.number().int().positive().default(3).describe('W: steps in the sliding mean of training reward'),
+        patienceSteps: z.number().int().positive().default(2).describe('P_w'),
+        minIterations: z.number().int().positive().default(3).describe('J_min'),
+        patienceIterations: z.number().int().positive().default(2).describe('P_h'),
+        maxIterations: z.number().int().positive().default(8),
+      })
+      .strict()
+      .prefault({}),
+    stagewise: z
+      .object({
+        epochs: z.number().default(0.5).describe('E*'),
+        iterations: z.number().int().default(5).describe('I*'),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+export type ScheduleConfig = z.infer<typeof ScheduleSchema>;
+
+export const METHODS = ['whale', 'adaptive', 'stagewise', 'weight-only', 'harness-only', 'fst'] as const;
+export type Method = (typeof METHODS)[number];
+
+export const BudgetSchema = z
+  .object({
+    rollouts: z.number().int().positive().optional().describe('training + search rollouts'),
+    dollars: z.number().nonnegative().optional().describe('proposer spend'),
+    wallMinutes: z.number().positive().optional(),
+  })
+  .strict();
+export type BudgetConfig = z.infer<typeof BudgetSchema>;
+
 export const WhaleConfigSchema = z
   .object({
     $schema: z.string().optional(),
@@ -71,6 +134,12 @@ export const WhaleConfigSchema = z
     evaluation: EvaluationSchema.default({ k: 8, split: 'val', seed: 0, concurrency: 32 }),
     sandbox: SandboxLimitsSchema.default({ wallMs: 30_000, cpuMs: 20_000, memoryMb: 256, outputBytes: 1_000_000, maxTurns: 16, maxTokens: 4096 }),
     store: z.string().default('.whale').describe('run store folder, relative to the config file'),
+    method: z.enum(METHODS).default('whale'),
+    seed: z.number().int().default(0).describe('run seed: task order, sampling, proposals'),
+    rsft: RsftSchema.prefault({}),
+    search: SearchSchema.prefault({}),
+    schedule: ScheduleSchema.prefault({}),
+    budget: BudgetSchema.prefault({}),
   })
   .strict();
 export type WhaleConfig = z.infer<typeof WhaleConfigSchema>;
