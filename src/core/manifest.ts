@@ -22,10 +22,18 @@ export const HarnessManifest = z
     settings: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}),
     /** Names of the prompt strings (in `prompts`) that FST mode may change. */
     prompts: z.record(z.string(), z.string()).default({}),
+    /**
+     * Optional alternatives for prompt strings: `promptVariants.system = ['', 'answer briefly .']`.
+     * The offline knob proposer chooses among them (the only change it makes in FST mode); an LLM
+     * proposer may read them as hints. Every key must name a string in `prompts`. Not seen by the harness.
+     */
+    promptVariants: z.record(z.string(), z.array(z.string()).min(1)).default({}),
   })
   .superRefine((m, ctx) => {
     if (m.runtime === 'node' && !m.entry) ctx.addIssue({ code: 'custom', path: ['entry'], message: "runtime 'node' needs an entry file" });
     if (m.runtime === 'command' && !m.command) ctx.addIssue({ code: 'custom', path: ['command'], message: "runtime 'command' needs a command array" });
+    for (const k of Object.keys(m.promptVariants))
+      if (!(k in m.prompts)) ctx.addIssue({ code: 'custom', path: ['promptVariants', k], message: `no prompt '${k}' is declared in prompts` });
     for (const [k, v] of Object.entries(m.settings)) {
       const spec = m.knobs[k];
       if (!spec) ctx.addIssue({ code: 'custom', path: ['settings', k], message: `no knob '${k}' is declared in knobs` });
