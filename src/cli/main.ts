@@ -1,8 +1,10 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { WhaleError, InputError } from '../core/errors.js';
 import { evalCommand } from './evalCommand.js';
+import { initCommand } from './initCommand.js';
 import { serveCommand } from './serveCommand.js';
 import { domainsCommand } from './domainsCommand.js';
+import { runCommand, statusCommand, stepCommand, stopCommand } from './runCommands.js';
 
 export interface CommandSpec {
   summary: string;
@@ -12,6 +14,11 @@ export interface CommandSpec {
 }
 
 const COMMANDS: Record<string, CommandSpec> = {
+  init: initCommand,
+  run: runCommand,
+  step: stepCommand,
+  stop: stopCommand,
+  status: statusCommand,
   eval: evalCommand,
   serve: serveCommand,
   domains: domainsCommand,

@@ -38,6 +38,22 @@ export interface TokenizerFallback {
   encodeCompletion(text: string, finishReason: 'stop' | 'length'): number[];
 }
 
+/**
+ * A fallback for a client-side chat template such as the embedded backend's WordTokenizer
+ * (`<bos><|role|>content<|end|>…<|assistant|>`): the prompt rendered with the generation prompt, the
+ * completion text encoded, plus `<|end|>` when the call stopped (the sampler includes it in the ids).
+ */
+export function chatTemplateFallback(tok: {
+  encodeChat(messages: readonly ChatMessage[], opts: { addGenerationPrompt?: boolean }): number[];
+  encode(text: string): number[];
+  readonly endId: number;
+}): TokenizerFallback {
+  return {
+    encodePrompt: (messages) => tok.encodeChat(messages, { addGenerationPrompt: true }),
+    encodeCompletion: (text, finish) => [...tok.encode(text), ...(finish === 'stop' ? [tok.endId] : [])],
+  };
+}
+
 export interface ToExamplesOptions {
   /** Used only for calls that lack token ids; without it such a call is an error. */
   fallback?: TokenizerFallback;

@@ -1,0 +1,283 @@
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { HarnessArchive } from '../archive/harnessArchive.js';
+import { ResultStore } from '../archive/resultStore.js';
+import { RunStore, newRunId } from '../archive/runStore.js';
+import type { WhaleConfig } from '../core/config.js';
+import { WhaleError } from '../core/errors.js';
+import { hashSeed } from '../core/rng.js';
+import { getDomain } from '../domains/index.js';
+import { HarnessRuntime } from '../harness/runtime.js';
+import { createBackend } from '../policy/index.js';
+import type { Proposer } from '../search/proposer.js';
+import { KnobProposer } from '../search/knobProposer.js';
+import { candidateDir, type RunContext } from './context.js';
+import { evaluate } from './evaluate.js';
+import { runHarnessPhase } from './harnessPhase.js';
+import { Journal } from './journal.js';
+import { foldRun, ledgerOf, type RunState } from './runState.js';
+import { checkSchedule, phasePlan, weightPhaseShouldStop, type PhasePlan } from './schedule.js';
+import { runWeightStep } from './weightPhase.js';
+
+export interface EngineProject {
+  config: WhaleConfig;
+  configFile: string;
+  /** Folder the config's relative paths are resolved against. */
+  root: string;
+  storeDir: string;
+}
+
+export interface EngineHooks {
+  log?(line: string): void;
+  progress?(label: string, done: number, total: number): void;
+  signal?: AbortSignal;
+  proposer?: Proposer;
+}
+
+export interface StepOutcome {
+  state: RunState;
+  /** Phases completed by this call. */
+  phasesRun: number;
+  /** Why this call returned: 'schedule complete', a budget, 'stop requested', or 'phase limit'. */
+  reason: string;
+}
+
+/**
+ * The WHALE engine: starts or resumes a run and executes its phases. Everything it has paid for is
+ * in the journal or the result store before it moves on, so a killed engine resumes where it was.
+ */
+export class Engine {
+  private constructor(
+    private readonly ctx: RunContext,
+    private readonly proposer: Proposer,
+  ) {}
+
+  get runId(): string {
+    return this.ctx.runId;
+  }
+
+  state(): RunState {
+    return foldRun(this.ctx.journal.all());
+  }
+
+  /** Creates a run (config snapshot, journal, h0 in the archive) and opens it. */
+  static async create(project: EngineProject, hooks: EngineHooks = {}): Promise<Engine> {
+    const { config } = project;
+    const domain = getDomain(config.domain.id, config.domain.options, { baseDir: project.root });
+    checkSchedule(config.method, config.schedule, config.rsft, config.search, config.budget, { weight: domain.tasks('weight').length, harness: searchTaskCount(config, domain.tasks('harness').length) }, project.configFile);
+    const runs = new RunStore(project.storeDir);
+    const runId = newRunId(config.method);
+    runs.create(runId, { ...config, harness: project.config.harness });
+    return Engine.open(project, runId, hooks);
+  }
+
+  /** Opens an existing run (to resume it or step it), with the policy at the run's current version. */
+  static async open(project: EngineProject, runId: string, hooks: EngineHooks = {}): Promise<Engine> {
+    const runs = new RunStore(project.storeDir);
+    if (!existsSync(runs.runDir(runId))) throw new WhaleError(`no run '${runId}' in ${runs.runsDir()}`);
+    const config = runs.config<WhaleConfig>(runId);
+    const journal = new Journal(runs.journalFile(runId));
+    const domain = getDomain(config.domain.id, config.domain.options, { baseDir: project.root });
+    const started = journal.all().find((e) => e.type === 'run_started');
+    const state = started ? foldRun(journal.all()) : undefined;
+    const backendCfg = state && config.backend.kind === 'embedded' ? { ...config.backend, model: state.version } : config.backend;
+    const backend = await createBackend(backendCfg, { storeDir: project.storeDir });
+    const runtime = new HarnessRuntime({ domain, backend, limits: config.sandbox, sampling: config.sampling, concurrency: config.evaluation.concurrency, cacheDir: join(project.storeDir, 'cache', 'bundles') });
+    const archive = await HarnessArchive.open(join(project.storeDir, 'archive.git'));
+    const abort = new AbortController();
+    hooks.signal?.addEventListener('abort', () => abort.abort(), { once: true });
+    const ctx: RunContext = {
+      runId,
+      runDir: runs.runDir(runId),
+      config,
+      configFile: project.configFile,
+      storeDir: project.storeDir,
+      domain,
+      backend,
+      runtime,
+      results: new ResultStore(project.storeDir),
+      runs,
+      archive,
+      journal,
+      searchTasks: domain.tasks('harness').slice(0, searchTaskCount(config, domain.tasks('harness').length)),
+      signal: abort.signal,
+      log: hooks.log ?? ((l) => console.error(l)),
+      progress: hooks.progress ?? (() => {}),
+    };
+    journal.append('session_started', { pid: process.pid });
+    const engine = new Engine(ctx, hooks.proposer ?? new KnobProposer());
+    if (!started) {
+      const h0 = await archive.add(config.harness, { parents: [], message: 'h0: the initial harness', meta: { run: runId, round: 0, origin: 'seed', hypothesis: 'the initial harness h0' } });
+      journal.append('run_started', { runId, method: config.method, seed: config.seed, domain: domain.id, h0: h0.treeHash, harness: h0.treeHash, version: backend.currentVersion() });
+      runs.setCurrent(runId);
+    }
+    return engine;
+  }
+
+  async close(): Promise<void> {
+    await this.ctx.runtime.close();
+    await this.ctx.backend.close();
+  }
+
+  /** Why the run must not start another unit of work now, or undefined. */
+  private stopReason(): string | undefined {
+    const { ctx } = this;
+    if (ctx.signal.aborted || ctx.runs.stopRequested(ctx.runId)) return 'stop requested';
+    const b = ctx.config.budget;
+    const l = ledgerOf(ctx.journal.all());
+    const spent = l.trainingRollouts + l.searchRollouts;
+    if (b.rollouts !== undefined && spent >= b.rollouts) return `budget: ${spent} of ${b.rollouts} rollouts spent`;
+    if (b.dollars !== undefined && l.proposerDollars >= b.dollars) return `budget: $${l.proposerDollars.toFixed(2)} of $${b.dollars} spent`;
+    if (b.wallMinutes !== undefined && l.wallMs >= b.wallMinutes * 60_000) return `budget: ${(l.wallMs / 60_000).toFixed(1)} of ${b.wallMinutes} minutes spent`;
+    return undefined;
+  }
+
+  /** mean@k of the current pair on validation (cached: an unchanged pair costs nothing). */
+  private async validate(phase: number): Promise<void> {
+    const { ctx } = this;
+    if (ctx.journal.ofType<{ phase: number }>('validation').some((e) => e.phase === phase)) return;
+    const s = this.state();
+    const r = await evaluate({
+      store: ctx.results,
+      runner: ctx.runtime,
+      domain: ctx.domain,
+      harnessDir: await candidateDir(ctx, s.harness),
+      policyVersion: ctx.backend.currentVersion(),
+      split: 'val',
+      k: ctx.config.evaluation.k,
+      seed: ctx.config.evaluation.seed,
+      sampling: ctx.config.sampling,
+      limits: ctx.config.sandbox,
+      concurrency: ctx.config.evaluation.concurrency,
+      limit: ctx.config.evaluation.limit,
+      runId: ctx.runId,
+      phase: String(phase),
+      signal: ctx.signal,
+      onProgress: (d, t) => ctx.progress(`validation after phase ${phase}`, d, t),
+    });
+    ctx.journal.append('validation', { phase, version: ctx.backend.currentVersion(), harness: s.harness, mean: r.summary.meanAtK, se: r.summary.standardError, k: r.summary.k, keyHash: r.summary.keyHash, newRollouts: r.newRollouts });
+    ctx.log(`validation after phase ${phase}: mean@${r.summary.k} ${(100 * r.summary.meanAtK).toFixed(1)}% ± ${(100 * r.summary.standardError).toFixed(1)}`);
+  }
+
+  /**
+   * Runs phases until the schedule is complete, the budget is spent, a stop is requested, or
+   * `maxPhases` phases were completed by this call (`whale step` passes 1).
+   */
+  async run(opts: { maxPhases?: number } = {}): Promise<StepOutcome> {
+    const { ctx } = this;
+    await this.validate(-1);
+    let phasesRun = 0;
+    const finish = (reason: string, final: boolean): StepOutcome => {
+      if (final && !this.state().finished) ctx.journal.append('run_completed', { reason });
+      if (reason === 'stop requested') {
+        ctx.journal.append('run_stopped', { reason });
+        rmSync(ctx.runs.stopFile(ctx.runId), { force: true });
+      }
+      return { state: this.state(), phasesRun, reason };
+    };
+    for (;;) {
+      const state = this.state();
+      if (state.finished) return { state, phasesRun, reason: state.finished.reason };
+      const plan = phasePlan(ctx.config.method, ctx.config.schedule, state.nextPhase, ctx.domain.tasks('weight').length, ctx.config.rsft.batchPrompts);
+      if (!plan) {
+        await this.testBestPair();
+        return finish('schedule complete', true);
+      }
+      if (opts.maxPhases !== undefined && phasesRun >= opts.maxPhases) return { state, phasesRun, reason: 'phase limit' };
+      const why = this.stopReason();
+      if (why) {
+        if (why.startsWith('budget')) await this.testBestPair();
+        return finish(why, why.startsWith('budget'));
+      }
+      const stopped = await this.runPhase(plan, state);
+      if (stopped) {
+        const reason = this.stopReason() ?? 'stop requested';
+        if (reason.startsWith('budget')) await this.testBestPair();
+        return finish(reason, reason.startsWith('budget'));
+      }
+      await this.validate(plan.index);
+      phasesRun++;
+    }
+  }
+
+  /** Executes (or continues) one phase. Returns true when it stopped early (stop or budget). */
+  private async runPhase(plan: PhasePlan, state: RunState): Promise<boolean> {
+    const { ctx } = this;
+    if (!ctx.journal.ofType<{ phase: number }>('phase_started').some((e) => e.phase === plan.index)) {
+      ctx.journal.append('phase_started', { phase: plan.index, kind: plan.kind, cycle: plan.cycle, mode: plan.mode, adaptive: plan.adaptive, version: state.version, harness: state.harness });
+    }
+    ctx.log(`phase ${plan.index}: ${plan.kind}${plan.adaptive ? ' (adaptive)' : ''} of cycle ${plan.cycle}, policy ${state.version}, harness ${state.harness.slice(0, 12)}`);
+    if (plan.kind === 'weight') {
+      const steps = ctx.journal.ofType<{ phase: number; meanReward: number }>('weight_step').filter((e) => e.phase === plan.index);
+      const rewards = steps.map((e) => e.meanReward);
+      const a = ctx.config.schedule.adaptive;
+      for (;;) {
+        const done = plan.adaptive ? weightPhaseShouldStop(rewards, { min: plan.steps!.min, max: plan.steps!.max, window: a.window, patience: a.patienceSteps }) : rewards.length >= plan.steps!.max;
+        if (done) break;
+        if (this.stopReason()) return true;
+        const globalStep = this.state().globalStep;
+        const m = await runWeightStep({
+          backend: ctx.backend,
+          runner: ctx.runtime,
+          store: ctx.results,
+          domain: ctx.domain,
+          harnessDir: await candidateDir(ctx, state.harness),
+          globalStep,
+          runSeed: ctx.config.seed,
+          hyper: { batchSize: ctx.config.rsft.batchPrompts, groupSize: ctx.config.rsft.groupSize, learningRate: ctx.config.rsft.learningRate, minibatchSize: ctx.config.rsft.minibatch },
+          sampling: ctx.config.sampling,
+          limits: ctx.config.sandbox,
+          concurrency: ctx.config.evaluation.concurrency,
+          runId: ctx.runId,
+          phase: String(plan.index),
+          signal: ctx.signal,
+          onRollouts: (d, t) => ctx.progress(`phase ${plan.index} step ${rewards.length + 1}/${plan.steps!.max}`, d, t),
+        });
+        const { losses: _losses, ...metrics } = m;
+        ctx.journal.append('weight_step', { phase: plan.index, step: rewards.length, ...metrics, meanLoss: Number.isFinite(m.meanLoss) ? m.meanLoss : null });
+        rewards.push(m.meanReward);
+        ctx.log(`  step ${rewards.length}: reward ${(100 * m.meanReward).toFixed(1)}%, accepted ${m.accepted}/${m.rollouts}, truncated ${(100 * m.truncationRate).toFixed(0)}%, loss ${Number.isFinite(m.meanLoss) ? m.meanLoss.toFixed(3) : '-'} → policy ${m.versionAfter}`);
+      }
+      ctx.journal.append('phase_completed', { phase: plan.index, kind: 'weight', version: ctx.backend.currentVersion(), harness: state.harness });
+      return false;
+    }
+    const r = await runHarnessPhase(ctx, plan, state.harness, this.proposer, () => this.stopReason());
+    if (r.stopped) return true;
+    ctx.journal.append('phase_completed', { phase: plan.index, kind: 'harness', version: ctx.backend.currentVersion(), harness: r.harness });
+    ctx.log(`phase ${plan.index}: accepted harness ${r.harness.slice(0, 12)}`);
+    return false;
+  }
+
+  /** The sealed test split, evaluated once at the end for the report only (never for selection). */
+  private async testBestPair(): Promise<void> {
+    const { ctx } = this;
+    if (ctx.journal.last('test_evaluation')) return;
+    const best = this.state().best;
+    if (!best) return;
+    if (best.version !== ctx.backend.currentVersion()) await ctx.backend.publish(best.version);
+    const r = await evaluate({
+      store: ctx.results,
+      runner: ctx.runtime,
+      domain: ctx.domain,
+      harnessDir: await candidateDir(ctx, best.harness),
+      policyVersion: best.version,
+      split: 'test',
+      k: ctx.config.evaluation.k,
+      seed: hashSeed(`test/${ctx.config.evaluation.seed}`),
+      sampling: ctx.config.sampling,
+      limits: ctx.config.sandbox,
+      concurrency: ctx.config.evaluation.concurrency,
+      limit: ctx.config.evaluation.limit,
+      runId: ctx.runId,
+      phase: 'test',
+      signal: ctx.signal,
+      onProgress: (d, t) => ctx.progress('test (sealed; report only)', d, t),
+    });
+    ctx.journal.append('test_evaluation', { version: best.version, harness: best.harness, mean: r.summary.meanAtK, se: r.summary.standardError, k: r.summary.k, newRollouts: r.newRollouts, keyHash: r.summary.keyHash });
+    ctx.log(`test (sealed, best pair from phase ${best.phase}): mean@${r.summary.k} ${(100 * r.summary.meanAtK).toFixed(1)}% ± ${(100 * r.summary.standardError).toFixed(1)}`);
+  }
+}
+
+function searchTaskCount(config: WhaleConfig, available: number): number {
+  return Math.min(available, config.search.harnessTasks ?? available);
+}

@@ -1,0 +1,245 @@
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { hashSeed } from '../core/rng.js';
+import { mean, standardError } from '../core/stats.js';
+import type { CandidateRecord, CandidateScore, Proposal, Proposer } from '../search/proposer.js';
+import { validateCandidate } from '../search/validate.js';
+import { candidateDir, type RunContext } from './context.js';
+import { evaluate } from './evaluate.js';
+import type { PhasePlan } from './schedule.js';
+import { harnessPhaseShouldStop } from './schedule.js';
+
+interface ScoredEvent {
+  phase: number;
+  round: number;
+  treeHash: string;
+  version: string;
+  mean: number;
+  se: number;
+  meanTurns: number;
+  keyHash: string;
+}
+
+/**
+ * Seed for scoring candidates during search: the same for every candidate and phase of a run, so
+ * candidates are compared on common random numbers, and re-scoring a pair is a cache hit.
+ */
+export function searchSeed(runSeed: number): number {
+  return hashSeed(`search/${runSeed}`);
+}
+
+/** Scores a candidate on the harness split with one rollout per task under the current version. */
+async function score(ctx: RunContext, treeHash: string, phase: number, round: number): Promise<ScoredEvent> {
+  const version = ctx.backend.currentVersion();
+  const dir = await candidateDir(ctx, treeHash);
+  const r = await evaluate({
+    store: ctx.results,
+    runner: ctx.runtime,
+    domain: ctx.domain,
+    harnessDir: dir,
+    policyVersion: version,
+    split: 'harness',
+    tasks: ctx.searchTasks,
+    k: 1,
+    seed: searchSeed(ctx.config.seed),
+    sampling: ctx.config.sampling,
+    limits: ctx.config.sandbox,
+    concurrency: ctx.config.evaluation.concurrency,
+    runId: ctx.runId,
+    phase: String(phase),
+    signal: ctx.signal,
+    onProgress: (d, t) => ctx.progress(`phase ${phase} round ${round} ${treeHash.slice(0, 8)}`, d, t),
+  });
+  const ev = { phase, round, treeHash, version, mean: r.summary.meanAtK, se: r.summary.standardError, meanTurns: r.summary.meanTurns, keyHash: r.summary.keyHash };
+  ctx.journal.append('candidate_scored', { ...ev, newRollouts: r.newRollouts, cacheHit: r.cacheHit });
+  return ev;
+}
+
+/** Every candidate of the run as a proposer sees it, with all its scores from the journal. */
+export async function candidateRecords(ctx: RunContext): Promise<CandidateRecord[]> {
+  const scores = new Map<string, CandidateScore[]>();
+  for (const e of ctx.journal.ofType<ScoredEvent>('candidate_scored')) {
+    const list = scores.get(e.treeHash) ?? [];
+    list.push({ policyVersion: e.version, split: 'harness', mean: e.mean, se: e.se, meanTurns: e.meanTurns, keyHash: e.keyHash });
+    scores.set(e.treeHash, list);
+  }
+  return (await ctx.archive.list()).map((c) => ({
+    treeHash: c.treeHash,
+    parents: c.parents,
+    round: typeof c.meta.round === 'number' ? c.meta.round : 0,
+    origin: c.meta.origin ?? 'proposer',
+    hypothesis: c.meta.hypothesis ?? c.message,
+    valid: c.meta.valid !== false,
+    invalidReasons: c.meta.invalidReasons ?? [],
+    scores: scores.get(c.treeHash) ?? [],
+  }));
+}
+
+/**
+ * The archive-wide best under the current policy version: every candidate scored under it in this
+ * run (the re-scored seed, this phase's proposals, older ones re-scored), best mean, ties broken by
+ * fewer turns, then by earlier scoring. The search can therefore return to an older candidate.
+ */
+export function archiveBest(scored: readonly ScoredEvent[], version: string): ScoredEvent | undefined {
+  let best: ScoredEvent | undefined;
+  for (const e of scored) {
+    if (e.version !== version) continue;
+    if (!best || e.mean > best.mean || (e.mean === best.mean && e.meanTurns < best.meanTurns)) best = e;
+  }
+  return best;
+}
+
+/**
+ * Noise-aware acceptance: the challenger replaces the incumbent only when, re-evaluated on fresh
+ * samples of the same tasks, its paired per-task advantage exceeds z standard errors.
+ */
+async function pairedChoice(ctx: RunContext, incumbent: string, challenger: string, phase: number): Promise<{ chosen: string; diff: number; seDiff: number; newRollouts: number }> {
+  const version = ctx.backend.currentVersion();
+  const { pairedSamples, pairedZ } = ctx.config.search;
+  let newRollouts = 0;
+  const perTask = async (treeHash: string) => {
+    const r = await evaluate({
+      store: ctx.results,
+      runner: ctx.runtime,
+      domain: ctx.domain,
+      harnessDir: await candidateDir(ctx, treeHash),
+      policyVersion: version,
+      split: 'harness',
+      tasks: ctx.searchTasks,
+      k: pairedSamples,
+      seed: hashSeed(`paired/${ctx.config.seed}`),
+      sampling: ctx.config.sampling,
+      limits: ctx.config.sandbox,
+      concurrency: ctx.config.evaluation.concurrency,
+      runId: ctx.runId,
+      phase: String(phase),
+      signal: ctx.signal,
+      onProgress: (d, t) => ctx.progress(`phase ${phase} paired check ${treeHash.slice(0, 8)}`, d, t),
+    });
+    newRollouts += r.newRollouts;
+    return new Map(r.tasks.map((t) => [t.taskId, t.mean]));
+  };
+  const a = await perTask(incumbent);
+  const b = await perTask(challenger);
+  const diffs = [...a.keys()].map((id) => (b.get(id) ?? 0) - (a.get(id) ?? 0));
+  const diff = mean(diffs);
+  const seDiff = standardError(diffs);
+  const chosen = diff > pairedZ * (Number.isFinite(seDiff) ? seDiff : 0) && diff > 0 ? challenger : incumbent;
+  return { chosen, diff, seDiff, newRollouts };
+}
+
+export interface HarnessPhaseResult {
+  harness: string;
+  stopped: boolean;
+}
+
+/**
+ * One Meta-Harness phase: seed the archive with h_k (re-scored under the current version — a cache
+ * miss after a weight update, a hit otherwise), then rounds of propose → archive → validate →
+ * score, then accept the archive-wide best (or the paired rule's choice). A round is the unit of
+ * resume: a proposal is journaled as soon as it exists (never paid for twice), scoring is cached.
+ */
+export async function runHarnessPhase(ctx: RunContext, plan: PhasePlan, incumbent: string, proposer: Proposer, shouldStop: () => string | undefined): Promise<HarnessPhaseResult> {
+  const phase = plan.index;
+  const version = ctx.backend.currentVersion();
+  const phaseDir = join(ctx.runDir, 'phases', `${phase}-harness`);
+  const inPhase = <T extends { phase: number }>(type: string) => ctx.journal.ofType<T>(type).filter((e) => e.phase === phase);
+
+  if (!inPhase<ScoredEvent>('candidate_scored').some((e) => e.round === 0)) {
+    ctx.log(`phase ${phase} (harness, ${plan.mode}): scoring the incumbent ${incumbent.slice(0, 12)} under policy ${version}`);
+    await score(ctx, incumbent, phase, 0);
+  }
+  const bestAfter = (): number[] => {
+    const scored = inPhase<ScoredEvent>('candidate_scored');
+    const rounds = Math.max(0, ...scored.map((e) => e.round));
+    const out: number[] = [];
+    for (let r = 0; r <= rounds; r++) out.push(Math.max(...scored.filter((e) => e.round <= r && e.version === version).map((e) => e.mean)));
+    return out;
+  };
+  const { min, max } = plan.iterations!;
+  for (let round = 1; ; round++) {
+    const iterationsDone = round; // the seed evaluation is iteration 1
+    const done = plan.adaptive ? harnessPhaseShouldStop(bestAfter().slice(0, iterationsDone), { min, max, patience: ctx.config.schedule.adaptive.patienceIterations }) : iterationsDone >= max;
+    if (done) break;
+    if (inPhase<{ phase: number; round: number }>('round_done').some((e) => e.round === round)) continue;
+    const why = shouldStop();
+    if (why) return { harness: incumbent, stopped: true };
+
+    let proposal = inPhase<{ phase: number; round: number } & Proposal>('proposal').find((e) => e.round === round);
+    if (!proposal) {
+      const outDir = join(phaseDir, `round-${round}`);
+      rmSync(outDir, { recursive: true, force: true });
+      mkdirSync(outDir, { recursive: true });
+      const view = {
+        domain: { id: ctx.domain.id, searchSpace: ctx.domain.searchSpace },
+        mode: plan.mode,
+        candidates: await candidateRecords(ctx),
+        incumbent,
+        policyVersion: version,
+        materialize: (h: string) => candidateDir(ctx, h),
+        taskResults: (k: string) => ctx.results.taskResults(k) ?? [],
+        trajectoriesFile: (k: string) => ctx.results.trajectoriesFile(k),
+        annotations: readAnnotations(ctx),
+        pastReports: ctx.journal.ofType<{ round: number; report: string }>('proposal').map((p) => ({ round: p.round, text: p.report })),
+      };
+      ctx.log(`phase ${phase} round ${round}: asking the ${proposer.kind} proposer for ${ctx.config.search.candidatesPerRound} candidates`);
+      const p = await proposer.propose({ round, count: ctx.config.search.candidatesPerRound, view, outDir, seed: hashSeed(`propose/${ctx.config.seed}/${phase}/${round}`), signal: ctx.signal });
+      proposal = ctx.journal.append('proposal', { phase, round, candidates: p.candidates, report: p.report, dollars: p.dollars, proposer: proposer.kind });
+      if (p.log) ctx.journal.append('proposer_log', { phase, round, entries: p.log.length });
+    }
+    for (const c of proposal.candidates) {
+      if (!existsSync(join(c.dir, 'harness.json')) && !existsSync(c.dir)) {
+        ctx.journal.append('candidate_invalid', { phase, round, treeHash: null, dir: c.dir, reasons: ['the proposer reported a folder that does not exist'], newRollouts: 0 });
+        continue;
+      }
+      const added = await ctx.archive.add(c.dir, { parents: c.parents, message: c.hypothesis.split('\n')[0] || 'candidate', meta: { run: ctx.runId, round, origin: 'proposer', proposer: proposer.kind, hypothesis: c.hypothesis } });
+      const treeHash = added.treeHash;
+      if (inPhase<ScoredEvent>('candidate_scored').some((e) => e.treeHash === treeHash) || inPhase<{ treeHash: string; phase: number }>('candidate_invalid').some((e) => e.treeHash === treeHash)) continue;
+      const v = await validateCandidate(await candidateDir(ctx, treeHash), { runtime: ctx.runtime, domain: ctx.domain, mode: plan.mode, h0Dir: await h0Dir(ctx), smokeTask: ctx.searchTasks[0] });
+      if (!v.ok) {
+        await ctx.archive.setMeta(treeHash, { valid: false, invalidReasons: v.reasons });
+        ctx.journal.append('candidate_invalid', { phase, round, treeHash, reasons: v.reasons, newRollouts: v.smokeRollouts ?? 0 });
+        ctx.log(`  candidate ${treeHash.slice(0, 8)} invalid: ${v.reasons.join('; ')}`);
+        continue;
+      }
+      await ctx.archive.setMeta(treeHash, { valid: true });
+      const s = await score(ctx, treeHash, phase, round);
+      ctx.log(`  candidate ${treeHash.slice(0, 8)}: ${(100 * s.mean).toFixed(1)}% ± ${(100 * s.se).toFixed(1)} (${c.hypothesis.split('\n')[0]})`);
+    }
+    const best = archiveBest(ctx.journal.ofType<ScoredEvent>('candidate_scored'), version)!;
+    ctx.journal.append('round_done', { phase, round, bestTreeHash: best.treeHash, bestMean: best.mean });
+  }
+
+  const best = archiveBest(ctx.journal.ofType<ScoredEvent>('candidate_scored'), version)!;
+  let chosen = best.treeHash;
+  const acceptance: Record<string, unknown> = { phase, rule: ctx.config.search.acceptance, archiveBest: best.treeHash, archiveBestMean: best.mean, incumbent, newRollouts: 0 };
+  if (ctx.config.search.acceptance === 'paired' && best.treeHash !== incumbent) {
+    const p = await pairedChoice(ctx, incumbent, best.treeHash, phase);
+    chosen = p.chosen;
+    Object.assign(acceptance, { pairedChoice: p.chosen, diff: p.diff, seDiff: p.seDiff, newRollouts: p.newRollouts, changedChoice: p.chosen !== best.treeHash });
+  }
+  ctx.journal.append('acceptance', { ...acceptance, chosen });
+  await ctx.archive.setRef(`runs/${ctx.runId}/accepted/${phase}`, chosen);
+  return { harness: chosen, stopped: false };
+}
+
+async function h0Dir(ctx: RunContext): Promise<string> {
+  const start = ctx.journal.all().find((e) => e.type === 'run_started');
+  return candidateDir(ctx, String(start?.h0));
+}
+
+/** Annotations people wrote on this run's trajectories (the proposer reads them). */
+export function readAnnotations(ctx: Pick<RunContext, 'runDir'>): { text: string; harnessHash?: string; taskId?: string; trajectoryId?: string }[] {
+  const f = join(ctx.runDir, 'annotations.jsonl');
+  if (!existsSync(f)) return [];
+  return readFileSync(f, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as { text: string }];
+      } catch {
+        return [];
+      }
+    });
+}
