@@ -3,7 +3,7 @@
 // tiny slice is sure to have accepted trajectories; the ramble verifier itself is tested elsewhere.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ResultStore } from '../../src/archive/resultStore.js';
