@@ -342,9 +342,9 @@ export class HarnessArchive {
    * its parents are the parent candidates' commits. An identical candidate already archived is
    * returned as is (`created: false`); the new derivation is recorded as a link in its note.
    */
-  add(candidateDir: string, opts: AddOptions): Promise<AddResult> {
+  async add(candidateDir: string, opts: AddOptions): Promise<AddResult> {
     const dir = resolve(candidateDir);
-    if (!existsSync(dir) || !statSync(dir).isDirectory()) return Promise.reject(new ArchiveError(`not a candidate folder: ${dir}`));
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new ArchiveError(`not a candidate folder: ${dir}`);
     for (const p of opts.parents) checkHash(p, 'parent tree hash');
     return this.write(async () => {
       const parentCommits: string[] = [];
@@ -390,7 +390,7 @@ export class HarnessArchive {
   }
 
   /** Merges `patch` over a candidate's metadata (kept in its note; the commit stays as it is). */
-  setMeta(treeHash: string, patch: CandidateMeta): Promise<void> {
+  async setMeta(treeHash: string, patch: CandidateMeta): Promise<void> {
     return this.write(async () => {
       const commit = await this.commitOf(treeHash);
       if (!commit) throw new ArchiveError(`candidate ${treeHash} is not in the archive`);
@@ -459,7 +459,7 @@ export class HarnessArchive {
   }
 
   /** Points `refs/whale/<name>` (or a full `refs/whale/…` name) at a candidate. */
-  setRef(name: string, treeHash: string): Promise<void> {
+  async setRef(name: string, treeHash: string): Promise<void> {
     const ref = HarnessArchive.refName(name);
     return this.write(async () => {
       const commit = await this.commitOf(treeHash);
@@ -491,9 +491,9 @@ export class HarnessArchive {
   }
 
   /** Removes a ref made by setRef (never a candidate's own ref). */
-  deleteRef(name: string): Promise<void> {
+  async deleteRef(name: string): Promise<void> {
     const ref = HarnessArchive.refName(name);
-    if (ref.startsWith(CANDIDATE_PREFIX)) return Promise.reject(new ArchiveError('candidates are never removed from the archive'));
+    if (ref.startsWith(CANDIDATE_PREFIX)) throw new ArchiveError('candidates are never removed from the archive');
     return this.write(async () => {
       await this.git(['update-ref', '-d', ref]);
     });
