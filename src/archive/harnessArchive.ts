@@ -31,7 +31,7 @@
  * objects are immutable and every ref update is atomic in git.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeSync, mkdtempSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, renameSync, rmdirSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { WhaleError } from '../core/errors.js';
@@ -506,33 +506,40 @@ export class HarnessArchive {
   }
 
   /**
-   * Writes the candidate folder out to `destDir` (created; must be empty or absent). With
-   * `readOnly`, files are made read-only (folders stay writable so the view can be removed).
-   * gitTreeHash(destDir) equals treeHash afterwards.
+   * Writes the candidate folder out to `destDir` (must be empty or absent). Atomic: the files are
+   * checked out into a sibling temporary folder that is then renamed to `destDir`, so a crash never
+   * leaves a half-written candidate there. With `readOnly`, files are made read-only (folders stay
+   * writable so the view can be removed). gitTreeHash(destDir) equals treeHash afterwards.
    */
   async materialize(treeHash: string, destDir: string, opts: { readOnly?: boolean } = {}): Promise<string> {
     await this.requireTree(treeHash);
     const dest = resolve(destDir);
     if (existsSync(dest) && readdirSync(dest).length > 0) throw new ArchiveError(`cannot materialize into ${dest}: the folder is not empty`);
-    mkdirSync(dest, { recursive: true });
-    const tmp = mkdtempSync(join(tmpdir(), 'whale-index-'));
+    mkdirSync(dirname(dest), { recursive: true });
+    const work = mkdtempSync(`${dest}.tmp-`);
+    const index = mkdtempSync(join(tmpdir(), 'whale-index-'));
     try {
-      const env = { GIT_INDEX_FILE: join(tmp, 'index') };
+      const env = { GIT_INDEX_FILE: join(index, 'index') };
       await this.git(['read-tree', treeHash], { env });
-      await this.git(['--work-tree', dest, 'checkout-index', '--all', '--force'], { env });
+      await this.git(['--work-tree', work, 'checkout-index', '--all', '--force'], { env });
+      if (opts.readOnly) {
+        const walk = (d: string) => {
+          for (const name of readdirSync(d)) {
+            const full = join(d, name);
+            const st = lstatSync(full);
+            if (st.isDirectory()) walk(full);
+            else chmodSync(full, st.mode & 0o111 ? 0o555 : 0o444);
+          }
+        };
+        walk(work);
+      }
+      if (existsSync(dest)) rmdirSync(dest); // empty (checked above)
+      renameSync(work, dest);
+    } catch (e) {
+      rmSync(work, { recursive: true, force: true });
+      throw e;
     } finally {
-      rmSync(tmp, { recursive: true, force: true });
-    }
-    if (opts.readOnly) {
-      const walk = (d: string) => {
-        for (const name of readdirSync(d)) {
-          const full = join(d, name);
-          const st = lstatSync(full);
-          if (st.isDirectory()) walk(full);
-          else chmodSync(full, st.mode & 0o111 ? 0o555 : 0o444);
-        }
-      };
-      walk(dest);
+      rmSync(index, { recursive: true, force: true });
     }
     return dest;
   }

@@ -115,6 +115,12 @@ function codeSignature(dir: string): string {
   return h.digest('hex');
 }
 
+/** Everything FST mode must keep: the code and every harness.json field but the prompt values. */
+function fstKey(l: Pick<Loaded, 'raw' | 'code'>): string {
+  const prompts = l.raw.prompts && typeof l.raw.prompts === 'object' ? Object.keys(l.raw.prompts).sort() : l.raw.prompts;
+  return canonicalJson({ code: l.code, manifest: { ...l.raw, prompts } });
+}
+
 function resolvedSettings(m: HarnessManifest): Record<string, Value> {
   const out: Record<string, Value> = {};
   for (const [k, spec] of Object.entries(m.knobs) as [string, KnobSpec][]) out[k] = m.settings[k] ?? spec.default;
@@ -270,7 +276,15 @@ export class KnobProposer implements Proposer {
       }
     }
 
-    const ranked = this.rank([...loaded.values()].filter((l) => l.rec.valid), view.policyVersion);
+    let pool = [...loaded.values()].filter((l) => l.rec.valid);
+    const inc = loaded.get(view.incumbent);
+    if (view.mode === 'fst' && inc) {
+      // FST: only candidates that differ from the incumbent (an FST-legal candidate) in prompt values
+      // may be parents; the archive is shared by runs of every method.
+      const key = fstKey(inc);
+      pool = pool.filter((l) => fstKey(l) === key);
+    }
+    const ranked = this.rank(pool, view.policyVersion);
     const lines: string[] = [];
     const out: ProposedCandidate[] = [];
     const incumbent = ranked.find((r) => r.c.rec.treeHash === view.incumbent) ?? ranked[0];

@@ -2,7 +2,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ArchiveError, HarnessArchive } from '../../src/archive/harnessArchive.js';
@@ -170,6 +170,14 @@ test('materialize round-trips (tree hash, bytes, executable bit); readOnly views
   assert.equal(gitTreeHash(ro), p.treeHash, 'read-only files keep the identity');
   assert.equal(statSync(join(ro, 'harness.ts')).mode & 0o222, 0);
   await assert.rejects(a.materialize(p.treeHash, out), /not empty/);
+  assert.deepEqual(
+    readdirSync(root).filter((x) => x.includes('.tmp-')),
+    [],
+    'no temporary folder left behind',
+  );
+  const empty = join(root, `mat-${n++}`);
+  mkdirSync(empty);
+  assert.equal(gitTreeHash(await a.materialize(p.treeHash, empty)), p.treeHash, 'an empty folder may be the destination');
   await assert.rejects(a.materialize('d'.repeat(40), join(root, `mat-${n++}`)), /not in the archive/);
 
   assert.equal(await a.readFile(p.treeHash, 'lib/x.ts'), 'export const x = 1;\n');

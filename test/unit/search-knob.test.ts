@@ -2,7 +2,7 @@
 // seed, knob domains, no repeated candidates, FST mode (prompt strings only), and that it searches.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HarnessArchive } from '../../src/archive/harnessArchive.js';
@@ -228,6 +228,30 @@ test('FST mode changes only the declared prompt strings (never settings or code)
   const last = await s.propose(proposer, 4, 4);
   assert.equal(last.candidates.length, 0);
   assert.match(last.report, /no new candidate/);
+});
+
+test('FST mode never derives from a candidate of a full-mode run (the archive is shared), however good', async () => {
+  const s = await started('fst');
+  const other = await s.archive.add(
+    (() => {
+      const d = join(root, `full-${n++}`);
+      cpSync(domain.h0Dir, d, { recursive: true });
+      const j = JSON.parse(readFileSync(join(d, 'harness.json'), 'utf8'));
+      j.settings.topk = 3;
+      j.prompts.system = KBQA_INSTRUCTIONS.short;
+      writeFileSync(join(d, 'harness.json'), JSON.stringify(j, null, 2) + '\n');
+      return d;
+    })(),
+    { parents: [s.incumbent], message: 'full-mode child', meta: { round: 1 } },
+  );
+  await s.view().materialize(other.treeHash);
+  s.record(other.treeHash, [s.incumbent], 1, 'proposer', 'full-mode child', 0.9);
+  const p = await s.propose(new KnobProposer(), 2, 7, 3);
+  assert.equal(p.candidates.length, 2);
+  for (const c of p.candidates) {
+    assert.deepEqual(c.parents, [s.incumbent]);
+    assert.deepEqual(fstDifferences(domain.h0Dir, c.dir), []);
+  }
 });
 
 test('invalid candidates are never parents; an archive without a valid candidate gives no proposals', async () => {
