@@ -5,6 +5,7 @@ import { initCommand } from './initCommand.js';
 import { serveCommand } from './serveCommand.js';
 import { domainsCommand } from './domainsCommand.js';
 import { runCommand, statusCommand, stepCommand, stopCommand } from './runCommands.js';
+import { reportCommand } from './reportCommand.js';
 
 export interface CommandSpec {
   summary: string;
@@ -19,6 +20,7 @@ const COMMANDS: Record<string, CommandSpec> = {
   step: stepCommand,
   stop: stopCommand,
   status: statusCommand,
+  report: reportCommand,
   eval: evalCommand,
   serve: serveCommand,
   domains: domainsCommand,

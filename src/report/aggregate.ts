@@ -1,0 +1,357 @@
+// Pure aggregation for `whale report`: journals → per-run summaries → the method table and the
+// best-so-far curves averaged over seeds. No I/O here; everything is a fold over journal entries.
+import { METHODS } from '../core/config.js';
+import type { JournalEntry } from '../engine/journal.js';
+import { foldRun, type CurvePoint, type Ledger } from '../engine/runState.js';
+
+/** One run as the report reads it: its id, its journal, and (when present) its config snapshot. */
+export interface RunInput {
+  id: string;
+  entries: readonly JournalEntry[];
+  config?: { method?: unknown; seed?: unknown; domain?: { id?: unknown }; evaluation?: { k?: unknown } };
+}
+
+export interface PhaseInfo {
+  phase: number;
+  kind: string;
+  cycle?: number;
+  mode?: string;
+  completed: boolean;
+  /** Weight phases: steps taken. */
+  steps?: number;
+  /** The harness the phase ended with (for weight phases: unchanged). */
+  harness?: string;
+  /** The policy version the phase ended with. */
+  version?: string;
+  acceptance?: AcceptanceInfo;
+  /** Harness phases: candidates scored (including the re-scored incumbent) and found invalid. */
+  scored?: number;
+  invalid?: number;
+  /** Validation mean@k after the phase, when it was evaluated. */
+  validation?: number;
+}
+
+export interface AcceptanceInfo {
+  phase: number;
+  rule: string;
+  incumbent?: string;
+  archiveBest: string;
+  chosen: string;
+  /** True when the paired rule was actually applied (a challenger differed from the incumbent). */
+  pairedUsed: boolean;
+  /** True when the paired rule's choice differs from the archive-wide best. */
+  changedChoice: boolean;
+  /** True when the accepted harness is neither the incumbent nor new in this phase (the search returned to an older candidate). */
+  olderCandidate: boolean;
+}
+
+export interface TrainingPoint {
+  phase: number;
+  /** 0-based global weight step. */
+  globalStep: number;
+  meanReward: number;
+  truncationRate: number;
+  acceptedFraction: number;
+  meanLoss: number | null;
+}
+
+export interface RunSummary {
+  id: string;
+  method: string;
+  domain: string;
+  seed: number | undefined;
+  /** k of validation mean@k (from the journal, else the config). */
+  k: number | undefined;
+  status: 'completed' | 'stopped' | 'in progress';
+  /** Why the run ended (run_completed / run_stopped reason), or a note that it has not. */
+  reason: string;
+  phases: PhaseInfo[];
+  curve: CurvePoint[];
+  training: TrainingPoint[];
+  ledger: Ledger;
+  best?: { version: string; harness: string; mean: number; se: number; phase: number };
+  test?: { mean: number; se: number; k: number };
+  pairedUsed: number;
+  pairedChanged: number;
+}
+
+const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
+const str = (x: unknown): string | undefined => (typeof x === 'string' ? x : undefined);
+
+/** A run's summary, folded from its journal (and config for what the journal lacks). */
+export function summarizeRun(run: RunInput): RunSummary {
+  const { entries } = run;
+  const state = foldRun(entries);
+  const start = entries.find((e) => e.type === 'run_started')!;
+  const phases = new Map<number, PhaseInfo>();
+  const phaseOf = (p: number): PhaseInfo => {
+    let info = phases.get(p);
+    if (!info) {
+      info = { phase: p, kind: 'unknown', completed: false };
+      phases.set(p, info);
+    }
+    return info;
+  };
+  const training: TrainingPoint[] = [];
+  let k: number | undefined;
+  let completedReason: string | undefined;
+  let stoppedReason: string | undefined;
+  let globalStep = 0;
+  const firstScored = new Map<string, number>();
+  for (const e of entries) {
+    const phase = num(e.phase);
+    switch (e.type) {
+      case 'phase_started': {
+        const p = phaseOf(phase ?? -1);
+        p.kind = str(e.kind) ?? p.kind;
+        if (num(e.cycle) !== undefined) p.cycle = num(e.cycle);
+        if (str(e.mode)) p.mode = str(e.mode);
+        break;
+      }
+      case 'weight_step': {
+        const p = phaseOf(phase ?? -1);
+        if (p.kind === 'unknown') p.kind = 'weight';
+        p.steps = (p.steps ?? 0) + 1;
+        const g = num(e.globalStep) ?? globalStep;
+        globalStep = g + 1;
+        training.push({ phase: phase ?? -1, globalStep: g, meanReward: num(e.meanReward) ?? NaN, truncationRate: num(e.truncationRate) ?? NaN, acceptedFraction: num(e.acceptedFraction) ?? NaN, meanLoss: num(e.meanLoss) ?? null });
+        break;
+      }
+      case 'candidate_scored': {
+        const p = phaseOf(phase ?? -1);
+        const h = str(e.treeHash);
+        if (h && !firstScored.has(h)) firstScored.set(h, phase ?? -1);
+        if (p.kind === 'unknown') p.kind = 'harness';
+        p.scored = (p.scored ?? 0) + 1;
+        break;
+      }
+      case 'candidate_invalid': {
+        const p = phaseOf(phase ?? -1);
+        p.invalid = (p.invalid ?? 0) + 1;
+        break;
+      }
+      case 'acceptance': {
+        const p = phaseOf(phase ?? -1);
+        const chosen = str(e.chosen) ?? '';
+        const archiveBest = str(e.archiveBest) ?? chosen;
+        const pairedUsed = str(e.pairedChoice) !== undefined || typeof e.changedChoice === 'boolean';
+        const incumbent = str(e.incumbent);
+        const olderCandidate = chosen !== incumbent && (firstScored.get(chosen) ?? phase ?? -1) < (phase ?? -1);
+        p.acceptance = { phase: phase ?? -1, rule: str(e.rule) ?? 'archive-best', incumbent, archiveBest, chosen, pairedUsed, changedChoice: e.changedChoice === true || (pairedUsed && chosen !== archiveBest), olderCandidate };
+        break;
+      }
+      case 'phase_completed': {
+        const p = phaseOf(phase ?? -1);
+        p.completed = true;
+        p.kind = str(e.kind) ?? p.kind;
+        p.harness = str(e.harness);
+        p.version = str(e.version);
+        break;
+      }
+      case 'validation': {
+        k = num(e.k) ?? k;
+        if (phase !== undefined && phase >= 0) phaseOf(phase).validation = num(e.mean);
+        break;
+      }
+      case 'run_completed':
+        completedReason = str(e.reason) ?? 'completed';
+        break;
+      case 'run_stopped':
+        stoppedReason = str(e.reason) ?? 'stopped';
+        break;
+    }
+  }
+  const acceptances = [...phases.values()].map((p) => p.acceptance).filter((a): a is AcceptanceInfo => !!a);
+  const cfg = run.config ?? {};
+  const status: RunSummary['status'] = completedReason !== undefined ? 'completed' : stoppedReason !== undefined ? 'stopped' : 'in progress';
+  return {
+    id: run.id,
+    method: str(start.method) ?? str(cfg.method) ?? 'unknown',
+    domain: str(start.domain) ?? str(cfg.domain?.id) ?? 'unknown',
+    seed: num(start.seed) ?? num(cfg.seed),
+    k: k ?? num(cfg.evaluation?.k),
+    status,
+    reason: completedReason ?? (stoppedReason !== undefined ? `${stoppedReason} (resumable)` : 'not finished (running, or killed: resumable)'),
+    phases: [...phases.values()].filter((p) => p.phase >= 0).sort((a, b) => a.phase - b.phase),
+    curve: state.curve,
+    training,
+    ledger: state.ledger,
+    best: state.best,
+    test: state.test,
+    pairedUsed: acceptances.filter((a) => a.pairedUsed).length,
+    pairedChanged: acceptances.filter((a) => a.pairedUsed && a.changedChoice).length,
+  };
+}
+
+/** Mean and spread of a sample: sd is the sample standard deviation, se = sd/√n (NaN when n < 2). */
+export interface Spread {
+  mean: number;
+  sd: number;
+  se: number;
+  n: number;
+}
+
+export function spread(xs: readonly number[]): Spread {
+  const n = xs.length;
+  if (n === 0) return { mean: NaN, sd: NaN, se: NaN, n: 0 };
+  const mean = xs.reduce((a, b) => a + b, 0) / n;
+  if (n < 2) return { mean, sd: NaN, se: NaN, n };
+  const sd = Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / (n - 1));
+  return { mean, sd, se: sd / Math.sqrt(n), n };
+}
+
+/** A run's best-so-far validation value after `x` cumulative rollouts; undefined before its first evaluation. */
+export function bestSoFarAt(curve: readonly Pick<CurvePoint, 'cumulativeRollouts' | 'bestSoFar'>[], x: number): number | undefined {
+  let v: number | undefined;
+  for (const p of curve) {
+    if (p.cumulativeRollouts > x) break;
+    v = p.bestSoFar;
+  }
+  return v;
+}
+
+export interface MeanCurvePoint {
+  /** Cumulative training + search rollouts. */
+  x: number;
+  mean: number;
+  sd: number;
+  se: number;
+  /** Seeds with a value at x. */
+  n: number;
+  /** Seeds whose run had not yet ended at x (the others contribute their final best-so-far). */
+  active: number;
+}
+
+/**
+ * Best-so-far curves averaged over seeds. Each run's best-so-far is a step function of cumulative
+ * rollouts; the mean is taken at every x where any run evaluated. A run that has ended keeps its
+ * final best-so-far (it would not have improved without more budget); `active` says how many had not.
+ */
+export function meanCurve(curves: readonly (readonly Pick<CurvePoint, 'cumulativeRollouts' | 'bestSoFar'>[])[]): MeanCurvePoint[] {
+  const nonEmpty = curves.filter((c) => c.length > 0);
+  const xs = [...new Set(nonEmpty.flatMap((c) => c.map((p) => p.cumulativeRollouts)))].sort((a, b) => a - b);
+  return xs.map((x) => {
+    const values = nonEmpty.map((c) => bestSoFarAt(c, x)).filter((v): v is number => v !== undefined);
+    const s = spread(values);
+    return { x, mean: s.mean, sd: s.sd, se: s.se, n: s.n, active: nonEmpty.filter((c) => c[c.length - 1].cumulativeRollouts > x).length };
+  });
+}
+
+/** The first x at which a curve reaches `target` (within 1e-9), or undefined when it never does. */
+export function rolloutsToReach(curve: readonly { x: number; y: number }[], target: number): number | undefined {
+  for (const p of curve) if (p.y >= target - 1e-9) return p.x;
+  return undefined;
+}
+
+export interface MethodRow {
+  domain: string;
+  method: string;
+  runs: string[];
+  /** Seeds (runs) in the row. */
+  n: number;
+  k: number | undefined;
+  /** Best validation mean@k per run (the validation-selected pair's score), over seeds. */
+  bestValidation: Spread;
+  /** Sealed test mean@k of each run's validation-selected pair, over the runs that have one. */
+  test: Spread;
+  testK: number | undefined;
+  trainingRollouts: Spread;
+  searchRollouts: Spread;
+  /** Training + search: what the curves' x-axis counts. */
+  rollouts: Spread;
+  evalRollouts: Spread;
+  dollars: Spread;
+  /** Where this method's mean best-so-far curve first reaches weight-only's peak; undefined: never, or no weight-only run. */
+  toReachWeightOnlyPeak?: number;
+  curve: MeanCurvePoint[];
+  /** Runs in the row that have not completed (non-zero only when none of the method's runs has). */
+  unfinished: number;
+  /** Unfinished runs left out of the row because completed ones exist. */
+  excluded: string[];
+}
+
+export interface DomainSummary {
+  domain: string;
+  methods: string[];
+  /** Peak of the weight-only mean best-so-far curve; undefined without a weight-only run. */
+  weightOnlyPeak?: number;
+  k: number | undefined;
+}
+
+export interface MethodTable {
+  rows: MethodRow[];
+  domains: DomainSummary[];
+}
+
+/** Methods in the documented order, unknown ones after them alphabetically. */
+export function methodOrder(a: string, b: string): number {
+  const ia = (METHODS as readonly string[]).indexOf(a);
+  const ib = (METHODS as readonly string[]).indexOf(b);
+  if (ia !== ib) return (ia < 0 ? Infinity : ia) - (ib < 0 ? Infinity : ib) || a.localeCompare(b);
+  return a.localeCompare(b);
+}
+
+/** The peak of a mean curve (undefined when empty). */
+export function curvePeak(curve: readonly MeanCurvePoint[]): number | undefined {
+  return curve.length === 0 ? undefined : Math.max(...curve.map((p) => p.mean));
+}
+
+/** One row per (domain, method), aggregated over seeds, with rollouts-to-reach-weight-only's-peak. */
+export function methodTable(runs: readonly RunSummary[]): MethodTable {
+  const domains = [...new Set(runs.map((r) => r.domain))].sort();
+  const rows: MethodRow[] = [];
+  const summaries: DomainSummary[] = [];
+  for (const domain of domains) {
+    const inDomain = runs.filter((r) => r.domain === domain);
+    const methods = [...new Set(inDomain.map((r) => r.method))].sort(methodOrder);
+    // A row aggregates the method's completed runs; only when none has completed does it fall back
+    // to the unfinished ones (marked), so a half-done run never drags a finished comparison.
+    const all = new Map(methods.map((m) => [m, inDomain.filter((r) => r.method === m).sort((a, b) => (a.seed ?? 0) - (b.seed ?? 0) || a.id.localeCompare(b.id))]));
+    const byMethod = new Map(
+      methods.map((m) => {
+        const completed = all.get(m)!.filter((r) => r.status === 'completed');
+        return [m, completed.length > 0 ? completed : all.get(m)!];
+      }),
+    );
+    const curves = new Map(methods.map((m) => [m, meanCurve(byMethod.get(m)!.map((r) => r.curve))]));
+    const weightOnly = curves.get('weight-only');
+    const weightOnlyPeak = weightOnly ? curvePeak(weightOnly) : undefined;
+    const ks = [...new Set(inDomain.map((r) => r.k).filter((k): k is number => k !== undefined))];
+    summaries.push({ domain, methods, weightOnlyPeak, k: ks.length === 1 ? ks[0] : undefined });
+    for (const method of methods) {
+      const rs = byMethod.get(method)!;
+      const curve = curves.get(method)!;
+      const withBest = rs.filter((r) => r.best);
+      const withTest = rs.filter((r) => r.test);
+      const testKs = [...new Set(withTest.map((r) => r.test!.k))];
+      const mk = [...new Set(rs.map((r) => r.k).filter((k): k is number => k !== undefined))];
+      rows.push({
+        domain,
+        method,
+        runs: rs.map((r) => r.id),
+        n: rs.length,
+        k: mk.length === 1 ? mk[0] : undefined,
+        bestValidation: spread(withBest.map((r) => r.best!.mean)),
+        test: spread(withTest.map((r) => r.test!.mean)),
+        testK: testKs.length === 1 ? testKs[0] : undefined,
+        trainingRollouts: spread(rs.map((r) => r.ledger.trainingRollouts)),
+        searchRollouts: spread(rs.map((r) => r.ledger.searchRollouts)),
+        rollouts: spread(rs.map((r) => r.ledger.trainingRollouts + r.ledger.searchRollouts)),
+        evalRollouts: spread(rs.map((r) => r.ledger.evalRollouts)),
+        dollars: spread(rs.map((r) => r.ledger.proposerDollars)),
+        toReachWeightOnlyPeak: weightOnlyPeak === undefined ? undefined : rolloutsToReach(curve.map((p) => ({ x: p.x, y: p.mean })), weightOnlyPeak),
+        curve,
+        unfinished: rs.filter((r) => r.status !== 'completed').length,
+        excluded: all.get(method)!.filter((r) => !rs.includes(r)).map((r) => r.id),
+      });
+    }
+  }
+  return { rows, domains: summaries };
+}
+
+/** Per run: where its own best-so-far curve first reaches its domain's weight-only peak. */
+export function runToReach(run: RunSummary, table: MethodTable): number | undefined {
+  const peak = table.domains.find((d) => d.domain === run.domain)?.weightOnlyPeak;
+  if (peak === undefined) return undefined;
+  return rolloutsToReach(run.curve.map((p) => ({ x: p.cumulativeRollouts, y: p.bestSoFar })), peak);
+}

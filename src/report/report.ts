@@ -1,0 +1,284 @@
+// `whale report`: reads runs from a run store, aggregates them (aggregate.ts), draws the curves
+// (charts.ts) and writes report.md or report.html with its images (PNG and SVG) beside it.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { TopLevelSpec } from 'vega-lite';
+import { RunStore } from '../archive/runStore.js';
+import { WhaleError } from '../core/errors.js';
+import { Journal } from '../engine/journal.js';
+import { methodTable, runToReach, summarizeRun, type AcceptanceInfo, type MethodTable, type PhaseInfo, type RunInput, type RunSummary, type Spread } from './aggregate.js';
+import { curveChartSpec, renderChart, trainingChartSpec } from './charts.js';
+import { toHtml, toMarkdown, type Block, type ReportDocument } from './document.js';
+
+export interface LoadedRuns {
+  runs: RunInput[];
+  /** Runs that were asked for (or found) but cannot be reported, with why. */
+  skipped: { id: string; why: string }[];
+}
+
+/** Reads runs from `<store>/runs/`: the given ids, or every run there. An unknown id is an error. */
+export function loadRuns(storeDir: string, ids?: readonly string[]): LoadedRuns {
+  const store = new RunStore(storeDir);
+  const wanted = ids && ids.length > 0 ? [...ids] : store.list().map((r) => r.id);
+  const runs: RunInput[] = [];
+  const skipped: LoadedRuns['skipped'] = [];
+  for (const id of wanted) {
+    if (!existsSync(store.runDir(id))) throw new WhaleError(`no run '${id}' in ${store.runsDir()}`);
+    const entries = Journal.read(store.journalFile(id));
+    if (!entries.some((e) => e.type === 'run_started')) {
+      skipped.push({ id, why: 'not started (its journal has no run_started event)' });
+      continue;
+    }
+    let config: RunInput['config'];
+    const cfgFile = join(store.runDir(id), 'config.json');
+    if (existsSync(cfgFile)) {
+      try {
+        config = JSON.parse(readFileSync(cfgFile, 'utf8')) as RunInput['config'];
+      } catch {
+        config = undefined;
+      }
+    }
+    runs.push({ id, entries, config });
+  }
+  return { runs, skipped };
+}
+
+// ---- formatting -------------------------------------------------------------------------------
+
+const pct = (x: number) => (100 * x).toFixed(1);
+const int = (x: number) => Math.round(x).toLocaleString('en-US');
+const short = (h: string | undefined) => (h ? h.slice(0, 8) : '—');
+
+/** "41.2 ± 3.1" (percent; ± the standard deviation across seeds), "41.2" for one seed, "—" for none. */
+export function fmtPctSpread(s: Spread, nOf?: number): string {
+  if (s.n === 0) return '—';
+  const base = Number.isFinite(s.sd) ? `${pct(s.mean)} ± ${pct(s.sd)}` : pct(s.mean);
+  return nOf !== undefined && s.n !== nOf ? `${base} (n=${s.n})` : base;
+}
+
+function fmtCount(s: Spread): string {
+  if (s.n === 0) return '—';
+  return Number.isFinite(s.sd) && s.sd > 0 ? `${int(s.mean)} ± ${int(s.sd)}` : int(s.mean);
+}
+
+function fmtDollars(s: Spread): string {
+  if (s.n === 0) return '—';
+  return `$${s.mean.toFixed(2)}`;
+}
+
+function safeName(s: string): string {
+  return s.replace(/[^A-Za-z0-9._-]+/g, '_');
+}
+
+/** `<store>/reports/<timestamp>`: UTC, sortable; a suffix when two reports start in the same second. */
+export function reportDirFor(storeDir: string, now: Date): string {
+  const t = now.toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
+  const base = join(storeDir, 'reports', t);
+  let dir = base;
+  for (let i = 2; existsSync(dir); i++) dir = `${base}-${i}`;
+  return dir;
+}
+
+// ---- the document ------------------------------------------------------------------------------
+
+export interface ChartRequest {
+  name: string;
+  alt: string;
+  spec: TopLevelSpec;
+}
+
+/** The report as blocks, plus the charts it refers to (`<name>.png` / `<name>.svg`). Pure. */
+export function buildReport(summaries: readonly RunSummary[], opts: { title?: string; storeDir?: string; now?: Date; skipped?: LoadedRuns['skipped'] } = {}): { doc: ReportDocument; charts: ChartRequest[]; table: MethodTable } {
+  const table = methodTable(summaries);
+  const blocks: Block[] = [];
+  const charts: ChartRequest[] = [];
+  const title = opts.title ?? 'WHALE report';
+  blocks.push({ kind: 'heading', level: 1, text: title });
+  const when = (opts.now ?? new Date()).toISOString().replace(/\.\d+Z$/, 'Z');
+  blocks.push({ kind: 'paragraph', text: `${summaries.length} run(s)${opts.storeDir ? ` from \`${opts.storeDir}\`` : ''}, generated ${when} by \`whale report\`.` });
+  if (summaries.length === 0) {
+    blocks.push({ kind: 'paragraph', text: 'No runs to report.' });
+  }
+
+  if (table.rows.length > 0) {
+    blocks.push({ kind: 'heading', level: 2, text: 'Methods' });
+    const ks = [...new Set(table.domains.map((d) => d.k))];
+    const k = ks.length === 1 && ks[0] !== undefined ? String(ks[0]) : 'k';
+    blocks.push({
+      kind: 'table',
+      table: {
+        header: ['domain', 'method', 'seeds', `best validation mean@${k} (%)`, `test mean@${k} (%)`, 'rollouts: training + search', 'training', 'search', 'evaluation rollouts', 'proposer $', "rollouts to reach weight-only's peak"],
+        align: ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        rows: table.rows.map((r) => [
+          r.domain,
+          r.method,
+          `${r.n}${r.unfinished > 0 ? ` (${r.unfinished} unfinished)` : ''}${r.excluded.length > 0 ? ` (+${r.excluded.length} unfinished, not counted)` : ''}`,
+          fmtPctSpread(r.bestValidation, r.n),
+          fmtPctSpread(r.test, r.n),
+          fmtCount(r.rollouts),
+          fmtCount(r.trainingRollouts),
+          fmtCount(r.searchRollouts),
+          fmtCount(r.evalRollouts),
+          fmtDollars(r.dollars),
+          r.toReachWeightOnlyPeak === undefined ? '—' : int(r.toReachWeightOnlyPeak),
+        ]),
+      },
+    });
+    blocks.push({
+      kind: 'list',
+      items: [
+        'A row aggregates the completed runs of its method (unfinished ones only when none has completed, marked so). Values are means over seeds; **±** is the sample standard deviation across seeds (no ± with one seed); `(n=…)` marks a column with fewer runs than seeds (e.g. runs without a test evaluation yet).',
+        'Best validation: the best validation mean@k a run reached (after any phase, or at the start); the pair it selects is the one evaluated on the **sealed test split**, once, for this report only — test never drives a choice.',
+        'Rollouts: training (RSFT weight steps) + search (harness candidates, smoke runs and paired re-checks) is what the curves\' x-axis counts; evaluation rollouts (validation after each phase, the final test) are counted apart. Proposer $ is the mean per run.',
+        "Rollouts to reach weight-only's peak: the cumulative training + search rollouts at which the method's mean best-so-far validation curve first reaches the peak of weight-only's mean curve on the same domain; — when it never does or the domain has no weight-only run.",
+      ],
+    });
+  }
+
+  if (table.domains.length > 0) {
+    blocks.push({ kind: 'heading', level: 2, text: 'Best-so-far validation curves' });
+    blocks.push({ kind: 'paragraph', text: 'Best-so-far validation mean@k against cumulative training + search rollouts, one line per method (mean over seeds), the band ± one standard deviation across seeds. A run that ended before others keeps its final best-so-far.' });
+    for (const d of table.domains) {
+      const rows = table.rows.filter((r) => r.domain === d.domain);
+      const name = `curves-${safeName(d.domain)}`;
+      charts.push({ name, alt: `${d.domain}: best-so-far validation mean@k against cumulative rollouts`, spec: curveChartSpec(d.domain, rows.map((r) => ({ method: r.method, points: r.curve })), { k: d.k, weightOnlyPeak: d.weightOnlyPeak }) });
+      blocks.push({ kind: 'heading', level: 3, text: d.domain });
+      blocks.push({ kind: 'image', png: `${name}.png`, svg: `${name}.svg`, alt: `${d.domain}: best-so-far validation curves` });
+      if (d.weightOnlyPeak === undefined) blocks.push({ kind: 'paragraph', text: 'No weight-only run on this domain: rollouts-to-reach-peak is not defined.' });
+    }
+  }
+
+  if (summaries.length > 0) {
+    blocks.push({ kind: 'heading', level: 2, text: 'Runs' });
+    const sorted = [...summaries].sort((a, b) => a.domain.localeCompare(b.domain) || table.rows.findIndex((r) => r.domain === a.domain && r.method === a.method) - table.rows.findIndex((r) => r.domain === b.domain && r.method === b.method) || (a.seed ?? 0) - (b.seed ?? 0) || a.id.localeCompare(b.id));
+    blocks.push({
+      kind: 'table',
+      table: {
+        header: ['run', 'domain', 'method', 'seed', 'phases', 'ended', 'best validation (%)', 'selected after phase', 'test (%)', 'training + search rollouts', 'evaluation rollouts', 'proposer $', "to reach weight-only's peak", 'paired rule changed choice'],
+        align: ['l', 'l', 'l', 'r', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        rows: sorted.map((r) => {
+          const reach = runToReach(r, table);
+          return [
+            `\`${r.id}\``,
+            r.domain,
+            r.method,
+            r.seed === undefined ? '—' : String(r.seed),
+            phaseSequence(r),
+            r.reason,
+            r.best ? `${pct(r.best.mean)} ± ${pct(r.best.se)}` : '—',
+            r.best ? (r.best.phase < 0 ? 'start' : String(r.best.phase)) : '—',
+            r.test ? `${pct(r.test.mean)} ± ${pct(r.test.se)}` : '—',
+            int(r.ledger.trainingRollouts + r.ledger.searchRollouts),
+            int(r.ledger.evalRollouts),
+            `$${r.ledger.proposerDollars.toFixed(2)}`,
+            reach === undefined ? '—' : int(reach),
+            r.pairedUsed === 0 ? 'not used' : `${r.pairedChanged} of ${r.pairedUsed}`,
+          ];
+        }),
+      },
+    });
+    blocks.push({ kind: 'paragraph', text: 'Per run, ± is the standard error of that run\'s own mean@k (over tasks). Phases: W = weight (RSFT, steps in brackets), H = harness search; a trailing * marks a phase that did not complete. The paired rule\'s column counts the harness phases where it was applied and how often its choice differed from the archive-wide best.' });
+
+    for (const r of sorted) {
+      blocks.push({ kind: 'heading', level: 3, text: `${r.method} · ${r.domain} · seed ${r.seed ?? '?'} (\`${r.id}\`)` });
+      if (r.phases.length > 0) {
+        blocks.push({
+          kind: 'table',
+          table: {
+            header: ['phase', 'kind', 'work', 'policy after', 'harness after', 'acceptance', 'validation after (%)'],
+            align: ['r', 'l', 'l', 'l', 'l', 'l', 'r'],
+            rows: r.phases.map((p) => [String(p.phase), p.kind + (p.mode && p.mode !== 'full' && p.kind === 'harness' ? ` (${p.mode})` : '') + (p.completed ? '' : ' (not completed)'), phaseWork(p), p.version ?? '—', p.kind === 'harness' ? `\`${short(p.harness ?? p.acceptance?.chosen)}\`` : '—', acceptanceText(p.acceptance), p.validation === undefined ? '—' : pct(p.validation)]),
+          },
+        });
+      }
+      const spec = trainingChartSpec(r);
+      if (spec) {
+        const name = `training-${safeName(r.id)}`;
+        charts.push({ name, alt: `${r.id}: weight-step mean reward and truncation rate`, spec });
+        blocks.push({ kind: 'image', png: `${name}.png`, svg: `${name}.svg`, alt: `${r.method} seed ${r.seed ?? '?'}: weight steps` });
+      } else if (r.phases.length === 0) {
+        blocks.push({ kind: 'paragraph', text: 'No phase yet.' });
+      } else {
+        blocks.push({ kind: 'paragraph', text: 'No weight steps (the weights stay frozen in this method).' });
+      }
+    }
+  }
+
+  if (opts.skipped && opts.skipped.length > 0) {
+    blocks.push({ kind: 'heading', level: 2, text: 'Not reported' });
+    blocks.push({ kind: 'list', items: opts.skipped.map((s) => `\`${s.id}\`: ${s.why}`) });
+  }
+  return { doc: { title, blocks }, charts, table };
+}
+
+function phaseWork(p: PhaseInfo): string {
+  if (p.kind === 'weight') return `${p.steps ?? 0} step(s)`;
+  if (p.kind === 'harness') return `${p.scored ?? 0} scored, ${p.invalid ?? 0} invalid`;
+  return '—';
+}
+
+/** "incumbent → archive best: accepted (why)" for a harness phase's acceptance. */
+export function acceptanceText(a: AcceptanceInfo | undefined): string {
+  if (!a) return '—';
+  const notes: string[] = [];
+  if (a.incumbent !== undefined && a.chosen === a.incumbent) notes.push('kept the incumbent');
+  if (a.olderCandidate) notes.push('returned to an older candidate');
+  if (a.changedChoice) notes.push(`paired rule overrode the archive best \`${short(a.archiveBest)}\``);
+  else if (a.pairedUsed) notes.push('paired rule agreed');
+  return `${a.rule}: \`${short(a.chosen)}\`${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`;
+}
+
+/** "W(4) H W(4) H*": the run's phases in order. */
+export function phaseSequence(r: RunSummary): string {
+  if (r.phases.length === 0) return '—';
+  return r.phases.map((p) => `${p.kind === 'weight' ? `W(${p.steps ?? 0})` : p.kind === 'harness' ? 'H' : '?'}${p.completed ? '' : '*'}`).join(' ');
+}
+
+// ---- writing -----------------------------------------------------------------------------------
+
+export interface ReportOptions {
+  storeDir: string;
+  /** Runs to report; every run in the store when empty or absent. */
+  runIds?: readonly string[];
+  format?: 'md' | 'html';
+  /** Folder to write into; default `<store>/reports/<timestamp>/`. */
+  outDir?: string;
+  now?: Date;
+  title?: string;
+  log?(line: string): void;
+}
+
+export interface ReportResult {
+  dir: string;
+  file: string;
+  images: string[];
+  runs: number;
+  skipped: LoadedRuns['skipped'];
+  table: MethodTable;
+}
+
+export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
+  const now = opts.now ?? new Date();
+  const storeDir = resolve(opts.storeDir);
+  const { runs, skipped } = loadRuns(storeDir, opts.runIds);
+  const summaries = runs.map(summarizeRun);
+  const { doc, charts, table } = buildReport(summaries, { title: opts.title, storeDir, now, skipped });
+  const dir = opts.outDir ? resolve(opts.outDir) : reportDirFor(storeDir, now);
+  mkdirSync(dir, { recursive: true });
+  const images: string[] = [];
+  for (const [i, c] of charts.entries()) {
+    opts.log?.(`chart ${i + 1}/${charts.length}: ${c.name}`);
+    const r = await renderChart(c.spec);
+    const svg = join(dir, `${c.name}.svg`);
+    const png = join(dir, `${c.name}.png`);
+    writeFileSync(svg, r.svg);
+    writeFileSync(png, r.png);
+    images.push(png, svg);
+  }
+  const format = opts.format ?? 'md';
+  const file = join(dir, format === 'html' ? 'report.html' : 'report.md');
+  writeFileSync(file, format === 'html' ? toHtml(doc) : toMarkdown(doc));
+  // The numbers behind the table and curves, for scripts (e.g. the README's table).
+  writeFileSync(join(dir, 'summary.json'), JSON.stringify({ generated: now.toISOString(), rows: table.rows.map(({ curve: _curve, ...row }) => row), domains: table.domains, runs: summaries.map(({ curve, training: _training, ...s }) => ({ ...s, curve })) }, null, 2) + '\n');
+  return { dir, file, images, runs: summaries.length, skipped, table };
+}
