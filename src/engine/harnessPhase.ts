@@ -29,7 +29,7 @@ export function searchSeed(runSeed: number): number {
 }
 
 /** Scores a candidate on the harness split with one rollout per task under the current version. */
-async function score(ctx: RunContext, treeHash: string, phase: number, round: number): Promise<ScoredEvent> {
+async function score(ctx: RunContext, treeHash: string, phase: number, round: number, extraRollouts = 0): Promise<ScoredEvent> {
   const version = ctx.backend.currentVersion();
   const dir = await candidateDir(ctx, treeHash);
   const r = await evaluate({
@@ -51,7 +51,7 @@ async function score(ctx: RunContext, treeHash: string, phase: number, round: nu
     onProgress: (d, t) => ctx.progress(`phase ${phase} round ${round} ${treeHash.slice(0, 8)}`, d, t),
   });
   const ev = { phase, round, treeHash, version, mean: r.summary.meanAtK, se: r.summary.standardError, meanTurns: r.summary.meanTurns, keyHash: r.summary.keyHash };
-  ctx.journal.append('candidate_scored', { ...ev, newRollouts: r.newRollouts, cacheHit: r.cacheHit });
+  ctx.journal.append('candidate_scored', { ...ev, newRollouts: r.newRollouts + extraRollouts, cacheHit: r.cacheHit });
   return ev;
 }
 
@@ -63,14 +63,17 @@ export async function candidateRecords(ctx: RunContext): Promise<CandidateRecord
     list.push({ policyVersion: e.version, split: 'harness', mean: e.mean, se: e.se, meanTurns: e.meanTurns, keyHash: e.keyHash });
     scores.set(e.treeHash, list);
   }
-  return (await ctx.archive.list()).map((c) => ({
+  // The archive is shared by every run of a project; a proposer sees this run's candidates.
+  const mine = (c: { meta: { run?: string }; links: { meta: { run?: string } }[]; treeHash: string }) => c.meta.run === ctx.runId || c.links.some((l) => l.meta.run === ctx.runId) || scores.has(c.treeHash);
+  const invalid = new Map(ctx.journal.ofType<{ treeHash: string | null; reasons: string[] }>('candidate_invalid').map((e) => [e.treeHash, e.reasons]));
+  return (await ctx.archive.list()).filter(mine).map((c) => ({
     treeHash: c.treeHash,
     parents: c.parents,
     round: typeof c.meta.round === 'number' ? c.meta.round : 0,
     origin: c.meta.origin ?? 'proposer',
     hypothesis: c.meta.hypothesis ?? c.message,
-    valid: c.meta.valid !== false,
-    invalidReasons: c.meta.invalidReasons ?? [],
+    valid: !invalid.has(c.treeHash),
+    invalidReasons: invalid.get(c.treeHash) ?? [],
     scores: scores.get(c.treeHash) ?? [],
   }));
 }
@@ -197,13 +200,11 @@ export async function runHarnessPhase(ctx: RunContext, plan: PhasePlan, incumben
       if (inPhase<ScoredEvent>('candidate_scored').some((e) => e.treeHash === treeHash) || inPhase<{ treeHash: string; phase: number }>('candidate_invalid').some((e) => e.treeHash === treeHash)) continue;
       const v = await validateCandidate(await candidateDir(ctx, treeHash), { runtime: ctx.runtime, domain: ctx.domain, mode: plan.mode, h0Dir: await h0Dir(ctx), smokeTask: ctx.searchTasks[0] });
       if (!v.ok) {
-        await ctx.archive.setMeta(treeHash, { valid: false, invalidReasons: v.reasons });
         ctx.journal.append('candidate_invalid', { phase, round, treeHash, reasons: v.reasons, newRollouts: v.smokeRollouts ?? 0 });
         ctx.log(`  candidate ${treeHash.slice(0, 8)} invalid: ${v.reasons.join('; ')}`);
         continue;
       }
-      await ctx.archive.setMeta(treeHash, { valid: true });
-      const s = await score(ctx, treeHash, phase, round);
+      const s = await score(ctx, treeHash, phase, round, v.smokeRollouts ?? 0);
       ctx.log(`  candidate ${treeHash.slice(0, 8)}: ${(100 * s.mean).toFixed(1)}% ± ${(100 * s.se).toFixed(1)} (${c.hypothesis.split('\n')[0]})`);
     }
     const best = archiveBest(ctx.journal.ofType<ScoredEvent>('candidate_scored'), version)!;
