@@ -125,6 +125,11 @@ export class ResultStore {
     return out;
   }
 
+  /** Rollouts under a key that a given run paid for (each trajectory records its run). */
+  countRunRollouts(keyHash: string, runId: string): number {
+    return this.loadTrajectories(keyHash).filter((t) => t.runId === runId).length;
+  }
+
   appendTrajectory(keyHash: string, t: Trajectory): void {
     appendJsonLine(this.trajectoriesFile(keyHash), t);
   }

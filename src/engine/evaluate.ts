@@ -41,6 +41,11 @@ export interface EvaluationResult {
   cacheHit: boolean;
   /** Rollouts run by this call (0 on a cache hit; fewer than the total when resuming). */
   newRollouts: number;
+  /**
+   * Rollouts under this key paid for by `runId` (across every session of the run, so a resumed or
+   * repeated evaluation reports the same figure); equals newRollouts when no runId is given.
+   */
+  runRollouts: number;
   trajectoriesFile: string;
 }
 
@@ -78,7 +83,8 @@ export async function evaluate<P extends { treeHash: string }>(opts: EvaluateOpt
   const { store } = opts;
   const done = store.summary(keyHash);
   if (done) {
-    return { summary: done, tasks: store.taskResults(keyHash) ?? [], cacheHit: true, newRollouts: 0, trajectoriesFile: store.trajectoriesFile(keyHash) };
+    const runRollouts = opts.runId ? store.countRunRollouts(keyHash, opts.runId) : 0;
+    return { summary: done, tasks: store.taskResults(keyHash) ?? [], cacheHit: true, newRollouts: 0, runRollouts, trajectoriesFile: store.trajectoriesFile(keyHash) };
   }
   store.begin(key);
   const have = store.loadTrajectories(keyHash);
@@ -129,7 +135,8 @@ export async function evaluate<P extends { treeHash: string }>(opts: EvaluateOpt
     wallMs: Date.now() - started,
   };
   store.complete(keyHash, taskResults, summary);
-  return { summary, tasks: taskResults, cacheHit: false, newRollouts: todo.length, trajectoriesFile: store.trajectoriesFile(keyHash) };
+  const runRollouts = opts.runId ? results.filter((t) => t.runId === opts.runId).length : todo.length;
+  return { summary, tasks: taskResults, cacheHit: false, newRollouts: todo.length, runRollouts, trajectoriesFile: store.trajectoriesFile(keyHash) };
 }
 
 function summariseTasks(tasks: Task[], results: Trajectory[]): TaskResult[] {

@@ -51,7 +51,8 @@ async function score(ctx: RunContext, treeHash: string, phase: number, round: nu
     onProgress: (d, t) => ctx.progress(`phase ${phase} round ${round} ${treeHash.slice(0, 8)}`, d, t),
   });
   const ev = { phase, round, treeHash, version, mean: r.summary.meanAtK, se: r.summary.standardError, meanTurns: r.summary.meanTurns, keyHash: r.summary.keyHash };
-  ctx.journal.append('candidate_scored', { ...ev, newRollouts: r.newRollouts + extraRollouts, cacheHit: r.cacheHit });
+  const spent = [{ key: r.summary.keyHash, rollouts: r.runRollouts }, ...(extraRollouts ? [{ key: `smoke/${phase}/${treeHash}`, rollouts: extraRollouts }] : [])];
+  ctx.journal.append('candidate_scored', { ...ev, newRollouts: r.newRollouts + extraRollouts, cacheHit: r.cacheHit, spent });
   return ev;
 }
 
@@ -96,10 +97,11 @@ export function archiveBest(scored: readonly ScoredEvent[], version: string): Sc
  * Noise-aware acceptance: the challenger replaces the incumbent only when, re-evaluated on fresh
  * samples of the same tasks, its paired per-task advantage exceeds z standard errors.
  */
-async function pairedChoice(ctx: RunContext, incumbent: string, challenger: string, phase: number): Promise<{ chosen: string; diff: number; seDiff: number; newRollouts: number }> {
+async function pairedChoice(ctx: RunContext, incumbent: string, challenger: string, phase: number): Promise<{ chosen: string; diff: number; seDiff: number; newRollouts: number; spent: { key: string; rollouts: number }[] }> {
   const version = ctx.backend.currentVersion();
   const { pairedSamples, pairedZ } = ctx.config.search;
   let newRollouts = 0;
+  const spent: { key: string; rollouts: number }[] = [];
   const perTask = async (treeHash: string) => {
     const r = await evaluate({
       store: ctx.results,
@@ -120,6 +122,7 @@ async function pairedChoice(ctx: RunContext, incumbent: string, challenger: stri
       onProgress: (d, t) => ctx.progress(`phase ${phase} paired check ${treeHash.slice(0, 8)}`, d, t),
     });
     newRollouts += r.newRollouts;
+    spent.push({ key: r.summary.keyHash, rollouts: r.runRollouts });
     return new Map(r.tasks.map((t) => [t.taskId, t.mean]));
   };
   const a = await perTask(incumbent);
@@ -128,7 +131,7 @@ async function pairedChoice(ctx: RunContext, incumbent: string, challenger: stri
   const diff = mean(diffs);
   const seDiff = standardError(diffs);
   const chosen = diff > pairedZ * (Number.isFinite(seDiff) ? seDiff : 0) && diff > 0 ? challenger : incumbent;
-  return { chosen, diff, seDiff, newRollouts };
+  return { chosen, diff, seDiff, newRollouts, spent };
 }
 
 export interface HarnessPhaseResult {
@@ -200,7 +203,7 @@ export async function runHarnessPhase(ctx: RunContext, plan: PhasePlan, incumben
       if (inPhase<ScoredEvent>('candidate_scored').some((e) => e.treeHash === treeHash) || inPhase<{ treeHash: string; phase: number }>('candidate_invalid').some((e) => e.treeHash === treeHash)) continue;
       const v = await validateCandidate(await candidateDir(ctx, treeHash), { runtime: ctx.runtime, domain: ctx.domain, mode: plan.mode, h0Dir: await h0Dir(ctx), smokeTask: ctx.searchTasks[0] });
       if (!v.ok) {
-        ctx.journal.append('candidate_invalid', { phase, round, treeHash, reasons: v.reasons, newRollouts: v.smokeRollouts ?? 0 });
+        ctx.journal.append('candidate_invalid', { phase, round, treeHash, reasons: v.reasons, newRollouts: v.smokeRollouts ?? 0, spent: [{ key: `smoke/${phase}/${treeHash}`, rollouts: v.smokeRollouts ?? 0 }] });
         ctx.log(`  candidate ${treeHash.slice(0, 8)} invalid: ${v.reasons.join('; ')}`);
         continue;
       }
@@ -217,7 +220,7 @@ export async function runHarnessPhase(ctx: RunContext, plan: PhasePlan, incumben
   if (ctx.config.search.acceptance === 'paired' && best.treeHash !== incumbent) {
     const p = await pairedChoice(ctx, incumbent, best.treeHash, phase);
     chosen = p.chosen;
-    Object.assign(acceptance, { pairedChoice: p.chosen, diff: p.diff, seDiff: p.seDiff, newRollouts: p.newRollouts, changedChoice: p.chosen !== best.treeHash });
+    Object.assign(acceptance, { pairedChoice: p.chosen, diff: p.diff, seDiff: p.seDiff, newRollouts: p.newRollouts, spent: p.spent, changedChoice: p.chosen !== best.treeHash });
   }
   ctx.journal.append('acceptance', { ...acceptance, chosen });
   await ctx.archive.setRef(`runs/${ctx.runId}/accepted/${phase}`, chosen);

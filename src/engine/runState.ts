@@ -37,10 +37,40 @@ export interface RunState {
 
 const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : 0);
 
+const CATEGORY: Record<string, keyof Pick<Ledger, 'trainingRollouts' | 'searchRollouts' | 'evalRollouts'>> = {
+  weight_step: 'trainingRollouts',
+  candidate_scored: 'searchRollouts',
+  candidate_invalid: 'searchRollouts',
+  acceptance: 'searchRollouts',
+  validation: 'evalRollouts',
+  test_evaluation: 'evalRollouts',
+};
+
+/**
+ * Rollouts an event adds to the ledger. Events name the result-store keys they drew on and how many
+ * rollouts under each the run paid for; a key already counted (a repeated or resumed evaluation)
+ * adds nothing, so a run killed and resumed any number of times counts exactly what an
+ * uninterrupted run counts. (Rollouts in flight at a kill were never stored; they are re-run once.)
+ */
+function spentBy(e: JournalEntry, seen: Map<string, number>): number {
+  const spent = Array.isArray(e.spent) ? (e.spent as { key: string; rollouts: number }[]) : undefined;
+  if (!spent) return num(e.newRollouts);
+  let add = 0;
+  for (const { key, rollouts } of spent) {
+    const before = seen.get(key) ?? 0;
+    if (rollouts > before) {
+      add += rollouts - before;
+      seen.set(key, rollouts);
+    }
+  }
+  return add;
+}
+
 export function ledgerOf(entries: readonly JournalEntry[]): Ledger {
   const l: Ledger = { trainingRollouts: 0, searchRollouts: 0, evalRollouts: 0, proposerDollars: 0, wallMs: 0 };
   let sessionStart: number | undefined;
   let lastAt: number | undefined;
+  const seen = new Map<string, number>();
   for (const e of entries) {
     const at = Date.parse(e.at);
     if (e.type === 'session_started') {
@@ -48,23 +78,9 @@ export function ledgerOf(entries: readonly JournalEntry[]): Ledger {
       sessionStart = at;
     }
     lastAt = at;
-    switch (e.type) {
-      case 'weight_step':
-        l.trainingRollouts += num(e.newRollouts);
-        break;
-      case 'candidate_scored':
-      case 'candidate_invalid':
-      case 'acceptance':
-        l.searchRollouts += num(e.newRollouts);
-        break;
-      case 'validation':
-      case 'test_evaluation':
-        l.evalRollouts += num(e.newRollouts);
-        break;
-      case 'proposal':
-        l.proposerDollars += num(e.dollars);
-        break;
-    }
+    const category = CATEGORY[e.type];
+    if (category) l[category] += spentBy(e, seen);
+    if (e.type === 'proposal') l.proposerDollars += num(e.dollars);
   }
   if (sessionStart !== undefined && lastAt !== undefined) l.wallMs += lastAt - sessionStart;
   return l;
@@ -86,17 +102,14 @@ export function foldRun(entries: readonly JournalEntry[]): RunState {
   };
   let spent = 0;
   let bestSoFar = -Infinity;
+  const seen = new Map<string, number>();
   for (const e of entries) {
+    const category = CATEGORY[e.type];
+    if (category === 'trainingRollouts' || category === 'searchRollouts') spent += spentBy(e, seen);
     switch (e.type) {
       case 'weight_step':
         s.version = String(e.versionAfter);
         s.globalStep = num(e.globalStep) + 1;
-        spent += num(e.newRollouts);
-        break;
-      case 'candidate_scored':
-      case 'candidate_invalid':
-      case 'acceptance':
-        spent += num(e.newRollouts);
         break;
       case 'phase_completed':
         s.nextPhase = num(e.phase) + 1;
