@@ -122,3 +122,23 @@ test('concurrent HTTP requests are batched by the sampler', async () => {
   assert.ok(backend.samplerStats()!.maxBatch > Math.max(1, before - 1), `max batch ${backend.samplerStats()!.maxBatch}`);
   assert.ok(backend.samplerStats()!.maxBatch > 1);
 });
+
+test('a resumed process continues training with the saved Adam moments: same result as never stopping', async () => {
+  const examples = [0, 1, 2, 3].map((i) => {
+    const prompt = tok.encodeChat(user(`count ${'abcd'[i]}`), { addGenerationPrompt: true });
+    const completion = tok.encode(' answer the world is hello');
+    return { promptTokenIds: prompt, completionTokenIds: completion, lossMask: completion.map(() => 1) };
+  });
+  const hyper = { learningRate: 1e-2, minibatchSize: 2, seed: 1 };
+  const versionsDir = join(dir, 'adam-versions');
+  const a = await EmbeddedBackend.open({ versionsDir, baseModelDir: join(dir, 'model', 'base') });
+  const a1 = await a.train(examples, hyper);
+  await a.publish(a1.version);
+  const a2 = await a.train(examples, hyper);
+  await a.close();
+  // The same second step in a fresh process-like backend opened at step 1's version.
+  const b = await EmbeddedBackend.open({ versionsDir, initialVersion: a1.version });
+  const b2 = await b.train(examples, hyper);
+  await b.close();
+  assert.equal(b2.version, a2.version, 'resuming from saved moments gives the same weights as never stopping');
+});

@@ -9,6 +9,7 @@
  * steps, as a persistent optimizer would), and start from zero otherwise; they are not saved.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { writeFileAtomic } from '../../core/atomic.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Capabilities, ChatMessage, ChatRequest, ChatResult, PolicyBackend, TrainExample, TrainHyper, TrainResult } from '../types.js';
@@ -18,7 +19,7 @@ import { startEmbeddedServer, type EmbeddedServer } from './server.js';
 import { VersionStore, type VersionMeta } from './store.js';
 import { loadTf } from './tf.js';
 import type { WordTokenizer } from './tokenizer.js';
-import { Trainer, trainRsft, type AdamState } from './trainer.js';
+import { Trainer, adamStateFromBytes, adamStateToBytes, trainRsft, type AdamState } from './trainer.js';
 
 export interface EmbeddedBackendOptions {
   /** Where trained versions are kept (`<dir>/<versionId>/`). */
@@ -176,7 +177,12 @@ export class EmbeddedBackend implements PolicyBackend {
     const model = src.model.clone();
     let carried: AdamState | undefined;
     if (this.adamCarry?.version === parent) carried = this.adamCarry.state;
-    else if (this.adamCarry) disposeAdam(this.adamCarry.state);
+    else {
+      if (this.adamCarry) disposeAdam(this.adamCarry.state);
+      // A resumed process: continue from the moments saved with the parent, as if never stopped.
+      const saved = join(this.store.folder(parent), OPTIMIZER_FILE);
+      if (existsSync(saved)) carried = adamStateFromBytes(readFileSync(saved), model, saved);
+    }
     this.adamCarry = undefined;
     const trainer = new Trainer(model, { learningRate: hyper.learningRate, adam: hyper.adam, clipNorm: this.clipNorm }, carried);
     let run;
@@ -197,6 +203,7 @@ export class EmbeddedBackend implements PolicyBackend {
     };
     const version = this.store.save(model, src.tokenizer, { parent, train: trainStats });
     this.adamCarry = { version, state: trainer.takeState() };
+    writeFileAtomic(join(this.store.folder(version), OPTIMIZER_FILE), adamStateToBytes(this.adamCarry.state));
     if (this.loaded.has(version)) model.dispose();
     else this.loaded.set(version, { version, model, tokenizer: src.tokenizer, meta: this.store.readMeta(version), lastUsed: ++this.useClock });
     this.evict();
@@ -270,6 +277,9 @@ export class UnknownVersionError extends Error {
     this.name = 'UnknownVersionError';
   }
 }
+
+/** Adam moments saved beside each trained version (about twice the weights' size). */
+const OPTIMIZER_FILE = 'optimizer.bin';
 
 function disposeAdam(s: AdamState): void {
   for (const x of [...s.m.values(), ...s.v.values()]) x.dispose();

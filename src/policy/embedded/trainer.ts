@@ -388,3 +388,42 @@ export async function trainRsft(
   }
   return { losses, optimizerSteps: steps, trainedTokens, wallMs: performance.now() - t0 };
 }
+
+/**
+ * Adam moments as bytes: a JSON header line ({step, tensors: [name, size]…}) then float32 m and v
+ * per tensor. Saved beside a trained version so that a resumed run continues with the optimizer
+ * state an uninterrupted run would have had.
+ */
+export function adamStateToBytes(state: AdamState): Buffer {
+  const names = [...state.m.keys()];
+  const header = Buffer.from(JSON.stringify({ format: 'whale-adam', step: state.step, tensors: names.map((n) => [n, state.m.get(n)!.size]) }) + '\n');
+  const parts: Buffer[] = [header];
+  for (const n of names) {
+    for (const x of [state.m.get(n)!, state.v.get(n)!]) {
+      const data = x.dataSync() as Float32Array;
+      parts.push(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    }
+  }
+  return Buffer.concat(parts);
+}
+
+export function adamStateFromBytes(buf: Buffer, model: TransformerModel, source: string): AdamState {
+  const nl = buf.indexOf(10);
+  const header = JSON.parse(buf.subarray(0, nl).toString('utf8')) as { format: string; step: number; tensors: [string, number][] };
+  if (header.format !== 'whale-adam') throw new Error(`${source}: not a whale optimizer state`);
+  const t = tf();
+  const shapes = new Map(model.specs.map((s) => [s.name, s.shape]));
+  const state: AdamState = { step: header.step, m: new Map(), v: new Map() };
+  let off = nl + 1;
+  for (const [name, size] of header.tensors) {
+    const shape = shapes.get(name);
+    if (!shape) throw new Error(`${source}: tensor ${name} is not in the model`);
+    for (const target of [state.m, state.v]) {
+      const data = new Float32Array(size);
+      Buffer.from(data.buffer).set(buf.subarray(off, off + size * 4));
+      off += size * 4;
+      target.set(name, t.variable(t.tensor(data, shape), false));
+    }
+  }
+  return state;
+}
