@@ -96,8 +96,9 @@ export class ResultStore {
   }
 
   /**
-   * The rollouts already paid for under this key. A line torn by a crash mid-write is cut off, so
-   * the file stays appendable.
+   * The rollouts already paid for under this key, in (task, sample) order whatever order they
+   * finished in, so everything computed from them (RSFT examples above all) is reproducible. A
+   * line torn by a crash mid-write is cut off, so the file stays appendable.
    */
   loadTrajectories(keyHash: string): Trajectory[] {
     const file = this.trajectoriesFile(keyHash);
@@ -122,7 +123,7 @@ export class ResultStore {
       }
       offset = lineEnd;
     }
-    return out;
+    return out.sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : a.sampleIndex - b.sampleIndex));
   }
 
   /** Rollouts under a key that a given run paid for (each trajectory records its run). */

@@ -176,6 +176,8 @@ export class Engine {
       return { state: this.state(), phasesRun, reason };
     };
     for (;;) {
+      // A phase is complete once journaled; its validation may still be missing after a kill.
+      if (this.state().nextPhase > 0) await this.validate(this.state().nextPhase - 1);
       const state = this.state();
       if (state.finished) return { state, phasesRun, reason: state.finished.reason };
       const plan = phasePlan(ctx.config.method, ctx.config.schedule, state.nextPhase, ctx.domain.tasks('weight').length, ctx.config.rsft.batchPrompts);
@@ -195,7 +197,6 @@ export class Engine {
         if (reason.startsWith('budget')) await this.testBestPair();
         return finish(reason, reason.startsWith('budget'));
       }
-      await this.validate(plan.index);
       phasesRun++;
     }
   }
