@@ -34,7 +34,7 @@ import { mean } from '../core/stats.js';
 import { sha256 } from '../core/treeHash.js';
 import type { Trajectory } from '../core/trajectory.js';
 import type { Domain, Task } from '../domains/types.js';
-import type { PolicyBackend } from '../policy/types.js';
+import type { PolicyBackend, TrainExample } from '../policy/types.js';
 import { evaluate, type RolloutRunner } from './evaluate.js';
 import { trajectoriesToExamples, type TokenizerFallback } from './rsftExamples.js';
 
@@ -58,15 +58,24 @@ export interface RsftHyper {
 export const PAPER_RSFT_DEFAULTS: Readonly<RsftHyper> = Object.freeze({ batchSize: 256, groupSize: 8, learningRate: 1e-7, minibatchSize: 64 });
 
 /**
- * The embedded default (the 3-layer d128 word-level model, 2 CPU cores), found by experiment with
- * scripts/exp-rsft.ts on the shipped base model — see that script's header for the full numbers.
- * lr 1e-7 does nothing to a model this small; 1e-3 with Adam and clip 1 moves it in one step without
- * breaking it. B 32 × G 8 = 256 rollouts a step (≈ 10–25 s of sampling plus ≈ 1–3 s of training on
- * this machine). G = 8 needs diversity in the group: at temperature 0 (greedy) the 8 samples are
- * one sample 8 times, so RSFT degenerates to self-distillation of the greedy reply — the
- * harness's temperature decides this per call (ramble-h0 and kbqa-h0 sample at 1, kbqa-good at 0.3).
+ * The embedded default (the shipped 3-layer d128 word-level model, 2 CPU cores), chosen by experiment
+ * with scripts/exp-rsft.ts on the final base model (7c040ffb6b24f212; its header has every number).
+ * Held-out val, 128 tasks × 4 samples, paired difference ± se:
+ *   ramble-h0, 3 steps:  lr 3e-5 +7.6 ± 1.4 (truncation 56.6% → 40.0%) · 1e-4 +25.4 ± 2.6 (→ 7.0%)
+ *                        3e-4 +26.6 ± 3.3 (→ 0%) · 1e-3 +17.2 ± 3.7 (mb 8) / +23.6 ± 3.4 (mb 32) (→ 0%)
+ *   kbqa-good, 2 steps (base 71.7%): 3e-5 +1.8 ± 1.2 · 1e-4 −0.6 ± 2.0 · 3e-4 −8.8 ± 3.1 · 1e-3 −15.6 ± 3.6
+ * lr 1e-4 is the largest rate that moves ramble fully without damaging kbqa: Adam's first updates
+ * are ≈ lr·sign(g) on every parameter, which at 3e-4–1e-3 perturbs a model this small enough to cost
+ * the harness-dominated domain its skill (the paper's 1e-7 does nothing here). Minibatch 8 gives
+ * 5–25 optimizer steps per RSFT step (40–190 accepted examples), about what B 256 × G 8 at
+ * minibatch 64 gives in the paper. B 32 × G 8 = 256 rollouts a step ≈ 10–20 s of sampling plus
+ * ≈ 1–8 s of training here; an epoch of the default 4096-task weight split is 128 steps (shrink the
+ * split or use a fractional E for a demo). G = 8 needs diversity inside a group: at temperature 0
+ * (greedy) the G samples are one sample G times and RSFT degenerates to self-distillation of the
+ * greedy reply — the harness decides temperature per call (ramble-h0 and kbqa-h0 sample at 1,
+ * kbqa-good at 0.3).
  */
-export const EMBEDDED_RSFT_DEFAULTS: Readonly<RsftHyper> = Object.freeze({ batchSize: 32, groupSize: 8, learningRate: 1e-3, minibatchSize: 32 });
+export const EMBEDDED_RSFT_DEFAULTS: Readonly<RsftHyper> = Object.freeze({ batchSize: 32, groupSize: 8, learningRate: 1e-4, minibatchSize: 8 });
 
 export function validateRsftHyper(h: RsftHyper): void {
   const posInt = (name: string, v: number) => {
@@ -241,6 +250,19 @@ export function truncated(t: Trajectory): boolean {
   return t.modelCalls.some((c) => c.finishReason === 'length');
 }
 
+/**
+ * The training examples of a step: the accepted trajectories (verifier pass) in a canonical order —
+ * the batch's task order, then sample index — not the order the rollouts finished in (which depends
+ * on concurrency), so the same rollouts always give the same examples in the same order, and with
+ * the same seed the same minibatches.
+ */
+export function stepExamples(trajectories: readonly Trajectory[], batch: readonly Task[], fallback?: TokenizerFallback): TrainExample[] {
+  const pos = new Map(batch.map((t, i) => [t.id, i]));
+  const at = (t: Trajectory) => pos.get(t.taskId) ?? Number.MAX_SAFE_INTEGER;
+  const accepted = trajectories.filter((t) => t.verdict.pass).sort((a, b) => at(a) - at(b) || a.sampleIndex - b.sampleIndex || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return trajectoriesToExamples(accepted, { fallback }).examples;
+}
+
 function recordFile(store: ResultStore, key: string): string {
   return join(store.root, 'rsft-steps', key.slice(0, 2), `${key}.json`);
 }
@@ -308,7 +330,7 @@ export async function runWeightStep<P extends { treeHash: string }>(ctx: WeightS
     if (ok) return { ...rec.metrics, ...base, fromRecord: true, wallMs: performance.now() - t0, trainMs: 0 };
   }
 
-  const { examples } = trajectoriesToExamples(accepted, { fallback: ctx.fallback });
+  const examples = stepExamples(trajectories, batch, ctx.fallback);
   let metrics: WeightStepMetrics;
   if (examples.length === 0) {
     metrics = { ...base, examples: 0, optimizerSteps: 0, trainedTokens: 0, meanLoss: NaN, losses: [], versionAfter: versionBefore, trained: false, fromRecord: false, wallMs: 0, trainMs: 0 };
