@@ -18,10 +18,13 @@
  * Idempotence (resume). A step is keyed by (versionBefore, the rollouts' evaluation key, the
  * hyper-parameters, the training seed). Its outcome is written to `<store>/rsft-steps/…/<key>.json`
  * after `publish`; a repeated call with the same key is answered from that record — the rollouts
- * are a cache hit anyway — and publishes the recorded version instead of training again. Training
- * itself is NOT reproducible across processes with the embedded backend (its Adam moments carry from
- * one `train` to the next in memory and are not saved), so never rely on retraining to reproduce a
- * version id: the record (or the orchestrator's journal) is the source of truth.
+ * are a cache hit anyway — and publishes the recorded version instead of training again, so the
+ * step is idempotent on any backend, deterministic or not. The examples are built in a canonical
+ * order (batch order, then sample index), not the order rollouts finished in. With the embedded
+ * backend, training is also bit-exact: the same version, rollouts and seed give the same version id
+ * (Adam moments are saved beside each version, so a fresh process continues them); measured: a
+ * 3-step ramble run and the same run killed after step 1 and resumed in a new process produced the
+ * same chain of version ids.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
