@@ -21,7 +21,7 @@ export function templateConfig(name: string, domain: string): Record<string, unk
     evaluation: { k: 4, split: 'val', seed: 0, concurrency: 32 },
     method: 'whale',
     seed: 0,
-    rsft: { batchPrompts: 32, groupSize: 8, learningRate: 1e-3, minibatch: 32 },
+    rsft: { batchPrompts: 32, groupSize: 8, learningRate: 1e-4, minibatch: 8 },
     search: { proposer: 'knob', candidatesPerRound: 3, acceptance: 'archive-best', harnessTasks: 128 },
     schedule: { epochs: 0.25, iterations: 3, cycles: 2 },
   };

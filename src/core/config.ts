@@ -65,8 +65,8 @@ export const RsftSchema = z
   .object({
     batchPrompts: z.number().int().positive().default(32).describe('B: prompts per RSFT step'),
     groupSize: z.number().int().positive().default(8).describe('G: trajectories per prompt'),
-    learningRate: z.number().positive().default(5e-4),
-    minibatch: z.number().int().positive().default(32).describe('examples per optimizer step'),
+    learningRate: z.number().positive().default(1e-4).describe('embedded default from a sweep (scripts/exp-rsft.ts); the paper uses 1e-7 on a 2B model'),
+    minibatch: z.number().int().positive().default(8).describe('examples per optimizer step'),
   })
   .strict();
 export type RsftConfig = z.infer<typeof RsftSchema>;

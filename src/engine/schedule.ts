@@ -1,6 +1,7 @@
 import type { Method, ScheduleConfig, RsftConfig, SearchConfig, BudgetConfig } from '../core/config.js';
 import { InputError } from '../core/errors.js';
 import { mean } from '../core/stats.js';
+import { stepsForEpochs } from './weightPhase.js';
 
 export type PhaseKind = 'weight' | 'harness';
 
@@ -18,10 +19,7 @@ export interface PhasePlan {
   adaptive: boolean;
 }
 
-/** Steps for E epochs of the weight split at B prompts a step; a fraction of a step rounds up, at least 1. */
-export function stepsForEpochs(epochs: number, weightTasks: number, batchPrompts: number): number {
-  return Math.max(1, Math.ceil((epochs * weightTasks) / batchPrompts));
-}
+export { stepsForEpochs };
 
 /**
  * The phase sequence of each method. Every method shares the same phase code; they differ only in
