@@ -34,6 +34,12 @@ export interface RunContext {
 /** A candidate's folder, written out from the archive once and reused (evaluation needs a path). */
 export async function candidateDir(ctx: Pick<RunContext, 'archive' | 'storeDir'>, treeHash: string): Promise<string> {
   const dir = join(ctx.storeDir, 'candidates', treeHash);
-  if (!existsSync(join(dir, 'harness.json'))) await ctx.archive.materialize(treeHash, dir);
+  if (existsSync(join(dir, 'harness.json'))) return dir;
+  try {
+    await ctx.archive.materialize(treeHash, dir);
+  } catch (e) {
+    // Another engine sharing the store wrote it first (materialize renames a finished folder in).
+    if (!existsSync(join(dir, 'harness.json'))) throw e;
+  }
   return dir;
 }

@@ -81,11 +81,24 @@ export async function evaluate<P extends { treeHash: string }>(opts: EvaluateOpt
   };
   const keyHash = hashKey(key);
   const { store } = opts;
-  const done = store.summary(keyHash);
-  if (done) {
-    const runRollouts = opts.runId ? store.countRunRollouts(keyHash, opts.runId) : 0;
-    return { summary: done, tasks: store.taskResults(keyHash) ?? [], cacheHit: true, newRollouts: 0, runRollouts, trajectoriesFile: store.trajectoriesFile(keyHash) };
+  if (store.summary(keyHash)) return answerFromStore(store, keyHash, opts.runId);
+  const release = await store.lock(keyHash, opts.signal);
+  try {
+    return await evaluateLocked(opts, store, key, keyHash, tasks, prepared, started);
+  } finally {
+    release();
   }
+}
+
+function answerFromStore(store: ResultStore, keyHash: string, runId: string | undefined): EvaluationResult {
+  const done = store.summary(keyHash)!;
+  const runRollouts = runId ? store.countRunRollouts(keyHash, runId) : 0;
+  return { summary: done, tasks: store.taskResults(keyHash) ?? [], cacheHit: true, newRollouts: 0, runRollouts, trajectoriesFile: store.trajectoriesFile(keyHash) };
+}
+
+async function evaluateLocked<P extends { treeHash: string }>(opts: EvaluateOptions<P>, store: ResultStore, key: EvalKey, keyHash: string, tasks: Task[], prepared: P, started: number): Promise<EvaluationResult> {
+  // Another engine may have finished it while we waited for the lock.
+  if (store.summary(keyHash)) return answerFromStore(store, keyHash, opts.runId);
   store.begin(key);
   const have = store.loadTrajectories(keyHash);
   const seen = new Set(have.map((t) => `${t.taskId}#${t.sampleIndex}`));

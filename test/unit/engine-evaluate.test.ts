@@ -106,3 +106,11 @@ test('an interrupted evaluation resumes: finished rollouts are kept, a torn line
   assert.equal(new Set(ids).size, 8, 'no rollout repeated');
   assert.ok(existsSync(join(dir, 'summary.json')));
 });
+
+test('two engines sharing a store evaluate the same key once: the second waits and gets a cache hit', async () => {
+  const o = opts({ seed: 21, limit: 3 });
+  const [a, b] = await Promise.all([evaluate(o), evaluate(o)]);
+  assert.equal(a.newRollouts + b.newRollouts, 6, 'each rollout run exactly once');
+  assert.ok(a.cacheHit !== b.cacheHit);
+  assert.equal(readFileSync(a.trajectoriesFile, 'utf8').trim().split('\n').length, 6);
+});
