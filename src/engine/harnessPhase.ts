@@ -28,29 +28,32 @@ export function searchSeed(runSeed: number): number {
   return hashSeed(`search/${runSeed}`);
 }
 
-/** Scores a candidate on the harness split with one rollout per task under the current version. */
-async function score(ctx: RunContext, treeHash: string, phase: number, round: number, extraRollouts = 0): Promise<ScoredEvent> {
-  const version = ctx.backend.currentVersion();
-  const dir = await candidateDir(ctx, treeHash);
-  const r = await evaluate({
+/** One evaluation of a candidate on the search tasks under the current policy version (cached). */
+async function evaluateOnSearchTasks(ctx: RunContext, treeHash: string, k: number, seed: number, phase: number, label: string) {
+  return evaluate({
     store: ctx.results,
     runner: ctx.runtime,
     domain: ctx.domain,
-    harnessDir: dir,
-    policyVersion: version,
+    harnessDir: await candidateDir(ctx, treeHash),
+    policyVersion: ctx.backend.currentVersion(),
     split: 'harness',
     tasks: ctx.searchTasks,
-    k: 1,
-    seed: searchSeed(ctx.config.seed),
+    k,
+    seed,
     sampling: ctx.config.sampling,
     limits: ctx.config.sandbox,
     concurrency: ctx.config.evaluation.concurrency,
     runId: ctx.runId,
     phase: String(phase),
     signal: ctx.signal,
-    onProgress: (d, t) => ctx.progress(`phase ${phase} round ${round} ${treeHash.slice(0, 8)}`, d, t),
+    onProgress: (d, t) => ctx.progress(`phase ${phase} ${label} ${treeHash.slice(0, 8)}`, d, t),
   });
-  const ev = { phase, round, treeHash, version, mean: r.summary.meanAtK, se: r.summary.standardError, meanTurns: r.summary.meanTurns, keyHash: r.summary.keyHash };
+}
+
+/** Scores a candidate on the harness split with one rollout per task under the current version. */
+async function score(ctx: RunContext, treeHash: string, phase: number, round: number, extraRollouts = 0): Promise<ScoredEvent> {
+  const r = await evaluateOnSearchTasks(ctx, treeHash, 1, searchSeed(ctx.config.seed), phase, `round ${round}`);
+  const ev = { phase, round, treeHash, version: ctx.backend.currentVersion(), mean: r.summary.meanAtK, se: r.summary.standardError, meanTurns: r.summary.meanTurns, keyHash: r.summary.keyHash };
   const spent = [{ key: r.summary.keyHash, rollouts: r.runRollouts }, ...(extraRollouts ? [{ key: `smoke/${phase}/${treeHash}`, rollouts: extraRollouts }] : [])];
   ctx.journal.append('candidate_scored', { ...ev, newRollouts: r.newRollouts + extraRollouts, cacheHit: r.cacheHit, spent });
   return ev;
@@ -98,29 +101,11 @@ export function archiveBest(scored: readonly ScoredEvent[], version: string): Sc
  * samples of the same tasks, its paired per-task advantage exceeds z standard errors.
  */
 async function pairedChoice(ctx: RunContext, incumbent: string, challenger: string, phase: number): Promise<{ chosen: string; diff: number; seDiff: number; newRollouts: number; spent: { key: string; rollouts: number }[] }> {
-  const version = ctx.backend.currentVersion();
   const { pairedSamples, pairedZ } = ctx.config.search;
   let newRollouts = 0;
   const spent: { key: string; rollouts: number }[] = [];
   const perTask = async (treeHash: string) => {
-    const r = await evaluate({
-      store: ctx.results,
-      runner: ctx.runtime,
-      domain: ctx.domain,
-      harnessDir: await candidateDir(ctx, treeHash),
-      policyVersion: version,
-      split: 'harness',
-      tasks: ctx.searchTasks,
-      k: pairedSamples,
-      seed: hashSeed(`paired/${ctx.config.seed}`),
-      sampling: ctx.config.sampling,
-      limits: ctx.config.sandbox,
-      concurrency: ctx.config.evaluation.concurrency,
-      runId: ctx.runId,
-      phase: String(phase),
-      signal: ctx.signal,
-      onProgress: (d, t) => ctx.progress(`phase ${phase} paired check ${treeHash.slice(0, 8)}`, d, t),
-    });
+    const r = await evaluateOnSearchTasks(ctx, treeHash, pairedSamples, hashSeed(`paired/${ctx.config.seed}`), phase, 'paired check');
     newRollouts += r.newRollouts;
     spent.push({ key: r.summary.keyHash, rollouts: r.runRollouts });
     return new Map(r.tasks.map((t) => [t.taskId, t.mean]));
