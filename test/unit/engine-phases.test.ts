@@ -1,0 +1,93 @@
+// The phases through the real engine (embedded policy, sandboxed runtime, git archive, knob
+// proposer) on tiny slices, plus the acceptance rule on hand-made scores.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/core/config.js';
+import { getDomain } from '../../src/domains/index.js';
+import { Engine } from '../../src/engine/engine.js';
+import { archiveBest } from '../../src/engine/harnessPhase.js';
+import type { JournalEntry } from '../../src/engine/journal.js';
+
+function project(method: string, extra: Record<string, unknown> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'whale-phases-'));
+  cpSync(getDomain('ramble').h0Dir, join(dir, 'h0'), { recursive: true });
+  const file = join(dir, 'whale.config.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      name: 'phases',
+      domain: { id: 'ramble', options: { sizes: { weight: 16, harness: 8, val: 8, test: 8 } } },
+      harness: 'h0',
+      method,
+      evaluation: { k: 1, concurrency: 8 },
+      rsft: { batchPrompts: 8, groupSize: 2 },
+      search: { candidatesPerRound: 2 },
+      schedule: { epochs: 0.5, iterations: 2, cycles: 1 },
+      ...extra,
+    }),
+  );
+  const config = loadConfig(file);
+  return { config: { ...config, harness: join(dir, 'h0') }, configFile: file, root: dir, storeDir: join(dir, '.whale') };
+}
+
+const seedScores = (entries: readonly JournalEntry[]) => entries.filter((e) => e.type === 'candidate_scored' && e.round === 0);
+
+test('archive-wide best: the search may return to an older candidate; ties go to fewer turns; other versions do not count', () => {
+  const ev = (treeHash: string, round: number, mean: number, meanTurns = 1, version = 'v1') => ({ phase: 1, round, treeHash, version, mean, se: 0, meanTurns, keyHash: treeHash });
+  const scored = [ev('h0', 0, 0.2), ev('a', 1, 0.5), ev('b', 2, 0.3), ev('c', 3, 0.4), ev('z', 0, 0.9, 1, 'v0')];
+  assert.equal(archiveBest(scored, 'v1')!.treeHash, 'a', 'round 1 beats the later rounds: accepted although older');
+  assert.equal(archiveBest([...scored, ev('d', 4, 0.5, 0.5)], 'v1')!.treeHash, 'd', 'a tie goes to fewer turns');
+  assert.equal(archiveBest([...scored, ev('e', 4, 0.5, 1)], 'v1')!.treeHash, 'a', 'a full tie keeps the earlier one');
+});
+
+test('whale: h_k is re-scored after a weight update (a cache miss); the phases, validation and test are journaled', { timeout: 300_000 }, async () => {
+  const engine = await Engine.create(project('whale'), { log: () => {} });
+  try {
+    const out = await engine.run();
+    assert.equal(out.reason, 'schedule complete');
+    const entries = (engine as unknown as { ctx: { journal: { all(): JournalEntry[] } } }).ctx.journal.all();
+    const kinds = entries.filter((e) => e.type === 'phase_completed').map((e) => e.kind);
+    assert.deepEqual(kinds, ['weight', 'harness']);
+    const seed = seedScores(entries);
+    assert.equal(seed.length, 1);
+    const started = entries.find((e) => e.type === 'run_started')!;
+    const afterWeights = entries.find((e) => e.type === 'phase_completed' && e.kind === 'weight')!;
+    assert.notEqual(afterWeights.version, started.version, 'the weight phase trained a new version');
+    assert.equal(seed[0].version, afterWeights.version, 'h_k scored under the updated weights');
+    assert.equal(seed[0].cacheHit, false, 'a cache miss: this (harness, version) pair was never scored');
+    assert.equal(entries.filter((e) => e.type === 'validation').length, 3, 'validation before and after each phase');
+    assert.ok(entries.some((e) => e.type === 'test_evaluation'));
+    assert.ok(out.state.ledger.trainingRollouts === 16 && out.state.ledger.searchRollouts > 0);
+  } finally {
+    await engine.close();
+  }
+});
+
+test('harness-only: an unchanged (h_k, version) pair is not re-scored twice (a cache hit); paired acceptance records its choice', { timeout: 300_000 }, async () => {
+  const p = project('harness-only', { search: { candidatesPerRound: 2, acceptance: 'paired', pairedSamples: 1 } });
+  const engine = await Engine.create(p, { log: () => {} });
+  try {
+    const out = await engine.run();
+    assert.equal(out.reason, 'schedule complete');
+    const entries = (engine as unknown as { ctx: { journal: { all(): JournalEntry[] } } }).ctx.journal.all();
+    const seed = seedScores(entries);
+    assert.equal(seed.length, 2, 'two harness phases');
+    const accepted0 = entries.find((e) => e.type === 'acceptance' && e.phase === 0)!;
+    assert.equal(seed[1].treeHash, accepted0.chosen, 'phase 1 starts from the accepted harness');
+    if (accepted0.chosen === entries.find((e) => e.type === 'run_started')!.h0) {
+      assert.equal(seed[1].cacheHit, true, 'same harness, same version: answered from the store');
+    } else {
+      assert.ok(entries.some((e) => e.type === 'candidate_scored' && e.phase === 0 && e.treeHash === accepted0.chosen), 'the accepted candidate was scored in phase 0');
+      assert.equal(seed[1].cacheHit, true, 'its phase-0 score under the same version is reused');
+    }
+    for (const a of entries.filter((e) => e.type === 'acceptance')) {
+      assert.equal(a.rule, 'paired');
+      if (a.archiveBest !== a.incumbent) assert.ok('pairedChoice' in a && typeof a.changedChoice === 'boolean');
+    }
+  } finally {
+    await engine.close();
+  }
+});
