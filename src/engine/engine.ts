@@ -119,14 +119,19 @@ export class Engine {
     await this.ctx.backend.close();
   }
 
-  /** Why the run must not start another unit of work now, or undefined. */
-  private stopReason(): string | undefined {
+  /**
+   * Why the run must not start another unit of work now, or undefined. `nextUnit` is the most the
+   * next unit can spend, so a run never goes past its rollout budget.
+   */
+  private stopReason(nextUnit = 0): string | undefined {
     const { ctx } = this;
     if (ctx.signal.aborted || ctx.runs.stopRequested(ctx.runId)) return 'stop requested';
     const b = ctx.config.budget;
     const l = ledgerOf(ctx.journal.all());
     const spent = l.trainingRollouts + l.searchRollouts;
-    if (b.rollouts !== undefined && spent >= b.rollouts) return `budget: ${spent} of ${b.rollouts} rollouts spent`;
+    if (b.rollouts !== undefined && spent + Math.max(1, nextUnit) > b.rollouts) {
+      return `budget: ${spent} of ${b.rollouts} rollouts spent${nextUnit > b.rollouts - spent ? ` (the next unit needs up to ${nextUnit})` : ''}`;
+    }
     if (b.dollars !== undefined && l.proposerDollars >= b.dollars) return `budget: $${l.proposerDollars.toFixed(2)} of $${b.dollars} spent`;
     if (b.wallMinutes !== undefined && l.wallMs >= b.wallMinutes * 60_000) return `budget: ${(l.wallMs / 60_000).toFixed(1)} of ${b.wallMinutes} minutes spent`;
     return undefined;
@@ -186,14 +191,14 @@ export class Engine {
         return finish('schedule complete', true);
       }
       if (opts.maxPhases !== undefined && phasesRun >= opts.maxPhases) return { state, phasesRun, reason: 'phase limit' };
-      const why = this.stopReason();
+      const why = this.stopReason(plan.kind === 'weight' ? ctx.config.rsft.batchPrompts * ctx.config.rsft.groupSize : ctx.searchTasks.length);
       if (why) {
         if (why.startsWith('budget')) await this.testBestPair();
         return finish(why, why.startsWith('budget'));
       }
       const stopped = await this.runPhase(plan, state);
       if (stopped) {
-        const reason = this.stopReason() ?? 'stop requested';
+        const reason = this.stopReason(plan.kind === 'weight' ? ctx.config.rsft.batchPrompts * ctx.config.rsft.groupSize : ctx.config.search.candidatesPerRound * (ctx.searchTasks.length + 1)) ?? 'stop requested';
         if (reason.startsWith('budget')) await this.testBestPair();
         return finish(reason, reason.startsWith('budget'));
       }
@@ -215,7 +220,7 @@ export class Engine {
       for (;;) {
         const done = plan.adaptive ? weightPhaseShouldStop(rewards, { min: plan.steps!.min, max: plan.steps!.max, window: a.window, patience: a.patienceSteps }) : rewards.length >= plan.steps!.max;
         if (done) break;
-        if (this.stopReason()) return true;
+        if (this.stopReason(ctx.config.rsft.batchPrompts * ctx.config.rsft.groupSize)) return true;
         const globalStep = this.state().globalStep;
         const m = await runWeightStep({
           backend: ctx.backend,
@@ -243,7 +248,8 @@ export class Engine {
       ctx.journal.append('phase_completed', { phase: plan.index, kind: 'weight', version: ctx.backend.currentVersion(), harness: state.harness });
       return false;
     }
-    const r = await runHarnessPhase(ctx, plan, state.harness, this.proposer, () => this.stopReason());
+    const roundCost = ctx.config.search.candidatesPerRound * (ctx.searchTasks.length + 1);
+    const r = await runHarnessPhase(ctx, plan, state.harness, this.proposer, () => this.stopReason(roundCost));
     if (r.stopped) return true;
     ctx.journal.append('phase_completed', { phase: plan.index, kind: 'harness', version: ctx.backend.currentVersion(), harness: r.harness });
     ctx.log(`phase ${plan.index}: accepted harness ${r.harness.slice(0, 12)}`);

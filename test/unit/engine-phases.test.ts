@@ -91,3 +91,18 @@ test('harness-only: an unchanged (h_k, version) pair is not re-scored twice (a c
     await engine.close();
   }
 });
+
+test('a run stops at its budget, says so, never spends past it, and still reports the sealed test', { timeout: 300_000 }, async () => {
+  // One weight step of 8 × 2 = 16 rollouts, the harness seed 8 more = 24; a round (2 × (8 + 1)) would pass 35.
+  const engine = await Engine.create(project('whale', { budget: { rollouts: 35 } }), { log: () => {} });
+  try {
+    const out = await engine.run();
+    assert.match(out.reason, /^budget: 24 of 35 rollouts spent \(the next unit needs up to 18\)/);
+    const l = out.state.ledger;
+    assert.ok(l.trainingRollouts + l.searchRollouts <= 35);
+    assert.ok(out.state.test, 'the best pair was still tested for the report');
+    assert.equal(out.state.finished?.reason, out.reason);
+  } finally {
+    await engine.close();
+  }
+});
