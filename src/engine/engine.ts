@@ -160,7 +160,7 @@ export class Engine {
       signal: ctx.signal,
       onProgress: (d, t) => ctx.progress(`validation after phase ${phase}`, d, t),
     });
-    ctx.journal.append('validation', { phase, version: ctx.backend.currentVersion(), harness: s.harness, mean: r.summary.meanAtK, se: r.summary.standardError, k: r.summary.k, keyHash: r.summary.keyHash, newRollouts: r.newRollouts, spent: [{ key: r.summary.keyHash, rollouts: r.runRollouts }] });
+    ctx.journal.append('validation', { phase, version: ctx.backend.currentVersion(), harness: s.harness, mean: r.summary.meanAtK, se: r.summary.standardError, k: r.summary.k, keyHash: r.summary.keyHash, newRollouts: r.newRollouts, spent: [{ key: r.summary.keyHash, rollouts: r.summary.rollouts, paid: r.runRollouts }] });
     ctx.log(`validation after phase ${phase}: mean@${r.summary.k} ${(100 * r.summary.meanAtK).toFixed(1)}% ± ${(100 * r.summary.standardError).toFixed(1)}`);
   }
 
@@ -240,7 +240,7 @@ export class Engine {
           onRollouts: (d, t) => ctx.progress(`phase ${plan.index} step ${rewards.length + 1}/${plan.steps!.max}`, d, t),
         });
         const { losses: _losses, ...metrics } = m;
-        const spent = [{ key: m.evalKeyHash, rollouts: ctx.results.countRunRollouts(m.evalKeyHash, ctx.runId) }];
+        const spent = [{ key: m.evalKeyHash, rollouts: m.rollouts, paid: ctx.results.countRunRollouts(m.evalKeyHash, ctx.runId) }];
         ctx.journal.append('weight_step', { phase: plan.index, step: rewards.length, ...metrics, meanLoss: Number.isFinite(m.meanLoss) ? m.meanLoss : null, spent });
         rewards.push(m.meanReward);
         ctx.log(`  step ${rewards.length}: reward ${(100 * m.meanReward).toFixed(1)}%, accepted ${m.accepted}/${m.rollouts}, truncated ${(100 * m.truncationRate).toFixed(0)}%, loss ${Number.isFinite(m.meanLoss) ? m.meanLoss.toFixed(3) : '-'} → policy ${m.versionAfter}`);
@@ -281,7 +281,7 @@ export class Engine {
       signal: ctx.signal,
       onProgress: (d, t) => ctx.progress('test (sealed; report only)', d, t),
     });
-    ctx.journal.append('test_evaluation', { version: best.version, harness: best.harness, mean: r.summary.meanAtK, se: r.summary.standardError, k: r.summary.k, newRollouts: r.newRollouts, keyHash: r.summary.keyHash, spent: [{ key: r.summary.keyHash, rollouts: r.runRollouts }] });
+    ctx.journal.append('test_evaluation', { version: best.version, harness: best.harness, mean: r.summary.meanAtK, se: r.summary.standardError, k: r.summary.k, newRollouts: r.newRollouts, keyHash: r.summary.keyHash, spent: [{ key: r.summary.keyHash, rollouts: r.summary.rollouts, paid: r.runRollouts }] });
     ctx.log(`test (sealed, best pair from phase ${best.phase}): mean@${r.summary.k} ${(100 * r.summary.meanAtK).toFixed(1)}% ± ${(100 * r.summary.standardError).toFixed(1)}`);
   }
 }

@@ -54,7 +54,7 @@ async function evaluateOnSearchTasks(ctx: RunContext, treeHash: string, k: numbe
 async function score(ctx: RunContext, treeHash: string, phase: number, round: number, extraRollouts = 0): Promise<ScoredEvent> {
   const r = await evaluateOnSearchTasks(ctx, treeHash, 1, searchSeed(ctx.config.seed), phase, `round ${round}`);
   const ev = { phase, round, treeHash, version: ctx.backend.currentVersion(), mean: r.summary.meanAtK, se: r.summary.standardError, meanTurns: r.summary.meanTurns, keyHash: r.summary.keyHash };
-  const spent = [{ key: r.summary.keyHash, rollouts: r.runRollouts }, ...(extraRollouts ? [{ key: `smoke/${phase}/${treeHash}`, rollouts: extraRollouts }] : [])];
+  const spent = [{ key: r.summary.keyHash, rollouts: r.summary.rollouts, paid: r.runRollouts }, ...(extraRollouts ? [{ key: `smoke/${phase}/${treeHash}`, rollouts: extraRollouts }] : [])];
   ctx.journal.append('candidate_scored', { ...ev, newRollouts: r.newRollouts + extraRollouts, cacheHit: r.cacheHit, spent });
   return ev;
 }
@@ -100,14 +100,14 @@ export function archiveBest(scored: readonly ScoredEvent[], version: string): Sc
  * Noise-aware acceptance: the challenger replaces the incumbent only when, re-evaluated on fresh
  * samples of the same tasks, its paired per-task advantage exceeds z standard errors.
  */
-async function pairedChoice(ctx: RunContext, incumbent: string, challenger: string, phase: number): Promise<{ chosen: string; diff: number; seDiff: number; newRollouts: number; spent: { key: string; rollouts: number }[] }> {
+async function pairedChoice(ctx: RunContext, incumbent: string, challenger: string, phase: number): Promise<{ chosen: string; diff: number; seDiff: number; newRollouts: number; spent: { key: string; rollouts: number; paid: number }[] }> {
   const { pairedSamples, pairedZ } = ctx.config.search;
   let newRollouts = 0;
-  const spent: { key: string; rollouts: number }[] = [];
+  const spent: { key: string; rollouts: number; paid: number }[] = [];
   const perTask = async (treeHash: string) => {
     const r = await evaluateOnSearchTasks(ctx, treeHash, pairedSamples, hashSeed(`paired/${ctx.config.seed}`), phase, 'paired check');
     newRollouts += r.newRollouts;
-    spent.push({ key: r.summary.keyHash, rollouts: r.runRollouts });
+    spent.push({ key: r.summary.keyHash, rollouts: r.summary.rollouts, paid: r.runRollouts });
     return new Map(r.tasks.map((t) => [t.taskId, t.mean]));
   };
   const a = await perTask(incumbent);

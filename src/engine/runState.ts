@@ -48,9 +48,10 @@ const CATEGORY: Record<string, keyof Pick<Ledger, 'trainingRollouts' | 'searchRo
 
 /**
  * Rollouts an event adds to the ledger. Events name the result-store keys they drew on and how many
- * rollouts under each the run paid for; a key already counted (a repeated or resumed evaluation)
- * adds nothing, so a run killed and resumed any number of times counts exactly what an
- * uninterrupted run counts. (Rollouts in flight at a kill were never stored; they are re-run once.)
+ * rollouts each key holds: the ledger counts what the run CONSUMED, whether this run or another one
+ * sharing the store ran them (`paid` says how many this run ran itself), so methods compared in one
+ * store are charged alike. A key already counted (a repeated or resumed evaluation) adds nothing, so
+ * a run killed and resumed any number of times counts exactly what an uninterrupted run counts.
  */
 function spentBy(e: JournalEntry, seen: Map<string, number>): number {
   const spent = Array.isArray(e.spent) ? (e.spent as { key: string; rollouts: number }[]) : undefined;
