@@ -1,8 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { InputError, WhaleError } from '../core/errors.js';
+import { resourcesDir } from '../core/resources.js';
 import { parseJsonLines } from '../core/jsonFile.js';
 import { hashSeed } from '../core/rng.js';
 import type { Verdict } from '../core/trajectory.js';
@@ -122,29 +122,7 @@ export function answerFromModelRule(rollout: RolloutRecord): string | null {
   return `the answer '${rollout.finalAnswer}' does not appear in any model completion: the answer must come from the model's own text`;
 }
 
-/** This module's folder: from import.meta.url (ESM: tsx, the CLI bundle), else __dirname (a CJS bundle). */
-function moduleDir(): string | undefined {
-  try {
-    return path.dirname(fileURLToPath(import.meta.url));
-  } catch {
-    return typeof __dirname === 'string' ? __dirname : undefined;
-  }
-}
-
-/** The shipped resources folder (…/resources), found by walking up from this module. */
-export function resourcesDir(): string {
-  const starts = [moduleDir(), process.cwd()].filter((x): x is string => !!x);
-  for (const start of starts) {
-    let dir = start;
-    for (;;) {
-      if (existsSync(path.join(dir, 'resources', 'harnesses'))) return path.join(dir, 'resources');
-      const up = path.dirname(dir);
-      if (up === dir) break;
-      dir = up;
-    }
-  }
-  throw new WhaleError('cannot find the resources/harnesses folder of the WHALE installation', 'resources');
-}
+export { resourcesDir };
 
 export function harnessDir(name: string): string {
   return path.join(resourcesDir(), 'harnesses', name);

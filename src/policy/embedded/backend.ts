@@ -10,8 +10,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFileAtomic } from '../../core/atomic.js';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resourcesDir } from '../../core/resources.js';
+import { join } from 'node:path';
 import type { Capabilities, ChatMessage, ChatRequest, ChatResult, PolicyBackend, TrainExample, TrainHyper, TrainResult } from '../types.js';
 import type { TransformerModel } from './model.js';
 import { BatchSampler, type SamplerOptions, type SamplerStats } from './sampler.js';
@@ -285,30 +285,8 @@ function disposeAdam(s: AdamState): void {
   for (const x of [...s.m.values(), ...s.v.values()]) x.dispose();
 }
 
-/** This module's folder: import.meta.url under ESM (tsx, the CLI bundle), else __dirname (a CJS bundle). */
-function moduleDir(): string {
-  try {
-    return dirname(fileURLToPath(import.meta.url));
-  } catch {
-    return typeof __dirname === 'string' ? __dirname : process.cwd();
-  }
-}
 
 /** `resources/model/base` of the package this file belongs to (found by walking up to its package.json). */
 export function defaultBaseModelDir(): string {
-  const here = moduleDir();
-  let dir = here;
-  for (;;) {
-    const pkg = join(dir, 'package.json');
-    if (existsSync(pkg)) {
-      try {
-        if ((JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'whale-vscode') return join(dir, 'resources', 'model', 'base');
-      } catch {
-        // not ours; keep walking up
-      }
-    }
-    const up = dirname(dir);
-    if (up === dir) throw new Error(`cannot find the whale-vscode package above ${here} to locate resources/model/base; pass baseModelDir`);
-    dir = up;
-  }
+  return join(resourcesDir(), 'model', 'base');
 }
