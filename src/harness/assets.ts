@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from '../core/atomic.js';
+import { HARNESS_PROCESS_BUILD } from './bundle.js';
 
 /** This module's folder, whether it runs as ES module source (tsx, dist/cli.mjs) or inside a CommonJS bundle. */
 const HERE = typeof __filename !== 'undefined' ? dirname(__filename) : dirname(fileURLToPath(import.meta.url));
@@ -50,12 +51,7 @@ async function buildBootstrap(cacheDir: string): Promise<string> {
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
     entryPoints: [source],
-    bundle: true,
-    write: false,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    logLevel: 'silent',
+    ...HARNESS_PROCESS_BUILD,
     minify: true, // start-up time of every harness process: less to parse
   });
   const code = result.outputFiles[0].contents;

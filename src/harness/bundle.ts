@@ -13,6 +13,9 @@ import { InputError } from '../core/errors.js';
 import { writeFileAtomic } from '../core/atomic.js';
 import { resolveSdkFile } from './assets.js';
 
+/** esbuild settings for code that runs inside a harness process (the bootstrap and candidates). */
+export const HARNESS_PROCESS_BUILD = { bundle: true, write: false, platform: 'node', format: 'esm', target: 'node20', logLevel: 'silent' } as const;
+
 export interface BundleRequest {
   /** Absolute candidate folder. */
   dir: string;
@@ -73,12 +76,7 @@ export async function bundleCandidate(req: BundleRequest): Promise<string> {
     result = await esbuild.build({
       entryPoints: [entryAbs],
       absWorkingDir: req.dir,
-      bundle: true,
-      write: false,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      logLevel: 'silent',
+      ...HARNESS_PROCESS_BUILD,
       sourcemap: 'inline',
       // Bundled CommonJS code may call require(); give the ES module one.
       banner: { js: "import { createRequire as __whaleCreateRequire } from 'node:module'; const require = __whaleCreateRequire(import.meta.url);" },
