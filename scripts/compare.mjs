@@ -4,6 +4,7 @@
 // (cached), so the script can be stopped and started again.
 //
 //   node scripts/compare.mjs [--seeds 0,1,2] [--domains kbqa,ramble] [--methods whale,...] [--jobs 2]
+//                            [--budget 3072] [--val 96] [--test 192]   (rollouts; task counts of the splits)
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, cpSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +17,9 @@ const { values } = parseArgs({
     domains: { type: 'string', default: 'kbqa,ramble' },
     methods: { type: 'string', default: 'whale,adaptive,stagewise,weight-only,harness-only,fst' },
     jobs: { type: 'string', default: '2' },
-    budget: { type: 'string', default: '4096' },
+    budget: { type: 'string', default: '3072' },
+    val: { type: 'string', default: '96' },
+    test: { type: 'string', default: '192' },
     dir: { type: 'string', default: '.whale-demo/compare' },
   },
 });
@@ -35,7 +38,7 @@ function project(domain) {
     JSON.stringify(
       {
         name: `compare-${domain}`,
-        domain: { id: domain, options: { sizes: { weight: 512, val: 128, test: 256 } } },
+        domain: { id: domain, options: { sizes: { weight: 512, val: Number(values.val), test: Number(values.test) } } },
         harness: 'harnesses/h0',
         store: '../.whale',
         evaluation: { k: 4, split: 'val', seed: 0, concurrency: 32 },
