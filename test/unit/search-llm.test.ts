@@ -404,3 +404,30 @@ test('API keys come from the environment only; a missing key is an error naming 
   const openai = { ...search, llm: { ...search.llm, provider: 'openai' as const, apiKeyEnv: 'VLLM_KEY' } };
   assert.throws(() => createProposer(openai, { OPENAI_API_KEY: 'k' }), /VLLM_KEY/);
 });
+
+test("a session the engine never saw finish (killed, or it threw) is charged on the round's next attempt and its log kept aside", async () => {
+  const { Journal } = await import('../../src/engine/journal.js');
+  const { ledgerOf } = await import('../../src/engine/runState.js');
+  const { chargeLostSession, sessionLogFile } = await import('../../src/engine/proposerSession.js');
+  const runDir = join(root, 'run-lost');
+  const journal = new Journal(join(runDir, 'journal.jsonl'));
+  const file = sessionLogFile(runDir, 2, 3);
+  assert.equal(file, join(runDir, 'proposer', 'phase-2-round-3.jsonl'));
+  mkdirSync(join(runDir, 'proposer'), { recursive: true });
+  const call = (dollars: number) => JSON.stringify({ kind: 'model_call', dollars });
+  writeFileSync(file, [JSON.stringify({ kind: 'session_start' }), call(0.25), call(0.5), '{"kind":"tool_ca'].join('\n'));
+  chargeLostSession({ journal }, 2, 3, file);
+  assert.equal(ledgerOf(journal.all()).proposerDollars, 0.75);
+  assert.ok(!existsSync(file) && existsSync(join(runDir, 'proposer', 'phase-2-round-3.lost-1.jsonl')));
+  chargeLostSession({ journal }, 2, 3, file);
+  assert.equal(ledgerOf(journal.all()).proposerDollars, 0.75, 'nothing to charge twice');
+});
+
+test("config: proposer 'llm' needs its llm block; the block is checked field by field", async () => {
+  const { SearchSchema } = await import('../../src/core/config.js');
+  assert.throws(() => SearchSchema.parse({ proposer: 'llm' }), /search\.llm \(provider, model, price\) is missing/);
+  assert.throws(() => SearchSchema.parse({ proposer: 'llm', llm: { provider: 'gemini', model: 'm', price: { inputPerMillion: 1, outputPerMillion: 1 } } }), /provider/);
+  const ok = SearchSchema.parse({ proposer: 'llm', llm: { provider: 'openai', model: 'Qwen/Qwen3-8B', baseUrl: 'http://localhost:8000/v1', price: { inputPerMillion: 0, outputPerMillion: 0 } } });
+  assert.equal(ok.llm?.maxToolCalls, 200);
+  assert.equal(ok.llm?.sessionTimeoutMs, 2_400_000);
+});
