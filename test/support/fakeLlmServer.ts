@@ -200,3 +200,12 @@ function send(res: ServerResponse, r: RawReply): void {
   res.writeHead(r.status, { 'content-type': 'application/json', ...(r.headers ?? {}) });
   res.end(text);
 }
+
+/** The text of a `read_file` tool result without its line numbers (what a model would copy out). */
+export function fileTextOf(readFileOutput: string): string {
+  return readFileOutput
+    .split('\n')
+    .filter((l) => /^\s*\d+ {2}/.test(l))
+    .map((l) => l.replace(/^\s*\d+ {2}/, ''))
+    .join('\n');
+}

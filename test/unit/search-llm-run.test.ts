@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/core/config.js';
 import { getDomain } from '../../src/domains/index.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { JournalEntry } from '../../src/engine/journal.js';
-import { FakeLlmServer, type Script } from '../support/fakeLlmServer.js';
+import { FakeLlmServer, fileTextOf, type Script } from '../support/fakeLlmServer.js';
 
 const PRICE = { inputPerMillion: 15, outputPerMillion: 75 };
 
@@ -39,7 +39,6 @@ function project(baseUrl: string, extra: Record<string, unknown> = {}) {
   return { dir, p: { config: { ...config, harness: join(dir, 'h0') }, configFile: file, root: dir, storeDir: join(dir, '.whale') } };
 }
 
-const lineNumbersOff = (out: string) => out.split('\n').filter((l) => /^\s*\d+ {2}/.test(l)).map((l) => l.replace(/^\s*\d+ {2}/, '')).join('\n');
 
 /** Reads the archive like an engineer, then rewrites the harness from the source it read. */
 function engineer(): { script: Script; read: string[] } {
@@ -55,7 +54,7 @@ function engineer(): { script: Script; read: string[] } {
       return { toolCalls: [{ name: 'trajectories', args: { candidate: incumbent, verdict: 'fail', limit: 3 } }, { name: 'task_results', args: { candidate: incumbent } }, { name: 'read_file', args: { candidate: incumbent, path: 'harness.ts' } }], usage: { input: 6000, output: 200 } };
     }
     if (!source) {
-      source = lineNumbersOff(last('read_file'));
+      source = fileTextOf(last('read_file'));
       assert.match(source, /defineHarness/, 'the model read the real source');
       const traces = last('trajectories');
       // The diagnosis the traces support: one top-1 fact is often not the needed one.

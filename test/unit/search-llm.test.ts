@@ -17,7 +17,7 @@ import { createProposer } from '../../src/search/createProposer.js';
 import { LlmProposer, type SessionLogEntry } from '../../src/search/llm/llmProposer.js';
 import type { ArchiveView, ProposeRequest } from '../../src/search/proposer.js';
 import { validateCandidate } from '../../src/search/validate.js';
-import { FakeLlmServer, anthropicError, openaiError, type ModelReply, type RawReply, type Script, type SeenRequest } from '../support/fakeLlmServer.js';
+import { FakeLlmServer, fileTextOf, anthropicError, openaiError, type ModelReply, type RawReply, type Script, type SeenRequest } from '../support/fakeLlmServer.js';
 
 const root = mkdtempSync(join(tmpdir(), 'whale-llm-'));
 const domain = getDomain('kbqa');
@@ -125,7 +125,6 @@ async function withServer<T>(script: Script, f: (s: FakeLlmServer) => Promise<T>
 }
 
 const readLog = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as SessionLogEntry);
-const stripLineNumbers = (out: string) => out.split('\n').filter((l) => /^\s*\d+ {2}/.test(l)).map((l) => l.replace(/^\s*\d+ {2}/, '')).join('\n');
 
 /**
  * An engineer-like scripted model: lists the archive, reads failing trajectories and the source,
@@ -149,8 +148,8 @@ function engineer(extra: (req: SeenRequest, step: number) => ModelReply | RawRep
         return { toolCalls: [{ name: 'trajectories', args: { candidate: incumbent, verdict: 'fail', limit: 2 } }, { name: 'read_file', args: { candidate: incumbent, path: 'harness.ts' } }, { name: 'read_file', args: { candidate: incumbent, path: 'harness.json' } }] };
       }
       case 3: {
-        const code = stripLineNumbers(seen.get('read_file:harness.ts') ?? '');
-        const manifest = JSON.parse(stripLineNumbers(seen.get('read_file:harness.json') ?? '{}')) as { settings: Record<string, unknown>; prompts: Record<string, string> };
+        const code = fileTextOf(seen.get('read_file:harness.ts') ?? '');
+        const manifest = JSON.parse(fileTextOf(seen.get('read_file:harness.json') ?? '{}')) as { settings: Record<string, unknown>; prompts: Record<string, string> };
         manifest.settings.instruction = 'full';
         manifest.settings.maxSearches = 2;
         return {

@@ -16,11 +16,11 @@
 import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix, sep } from 'node:path';
 import type { Trajectory } from '../../core/trajectory.js';
+import { IGNORED } from '../../core/treeHash.js';
 import { type ArchiveView, type CandidateRecord, type CandidateScore, type ProposeRequest, scoreUnder } from '../proposer.js';
 import type { ToolSpec } from './clients.js';
 import { page } from './paging.js';
 
-const IGNORED = new Set(['.git', 'node_modules', '.whale-build', '.DS_Store']);
 const MAX_FILE_BYTES = 256 * 1024;
 const MAX_CANDIDATE_BYTES = 1024 * 1024;
 const MAX_FILES = 64;
