@@ -180,8 +180,19 @@ export async function runHarnessPhase(ctx: RunContext, plan: PhasePlan, incumben
       chargeLostSession(ctx, phase, round, logFile);
       const budget = ctx.config.budget.dollars;
       const dollarsLeft = budget === undefined ? undefined : Math.max(0, budget - ledgerOf(ctx.journal.all()).proposerDollars);
-      const p = await proposer.propose({ round, count: ctx.config.search.candidatesPerRound, view, outDir, seed: hashSeed(`propose/${ctx.config.seed}/${phase}/${round}`), signal: ctx.signal, validate: async (dir) => { const v = await validations.validate(dir); return { ok: v.ok, reasons: v.ok ? [] : v.reasons, warnings: v.warnings }; }, logFile, ...(dollarsLeft !== undefined ? { dollarsLeft } : {}) });
+      const validate = async (dir: string) => {
+        const v = await validations.validate(dir);
+        return { ok: v.ok, reasons: v.ok ? [] : v.reasons, warnings: v.warnings };
+      };
+      let p: Proposal;
+      try {
+        p = await proposer.propose({ round, count: ctx.config.search.candidatesPerRound, view, outDir, seed: hashSeed(`propose/${ctx.config.seed}/${phase}/${round}`), signal: ctx.signal, validate, logFile, ...(dollarsLeft !== undefined ? { dollarsLeft } : {}) });
+      } catch (e) {
+        chargeLostSession(ctx, phase, round, logFile); // what the failed session spent is in the ledger now
+        throw e;
+      }
       saveSessionLog(logFile, p.log);
+      ctx.log(`  ${proposer.kind} proposer: ${p.candidates.length} candidate(s), $${p.dollars.toFixed(4)}`);
       proposal = ctx.journal.append('proposal', { phase, round, candidates: p.candidates, report: p.report, dollars: p.dollars, proposer: proposer.kind, ...(p.stopped ? { stopped: p.stopped } : {}), sessionLog: relative(ctx.runDir, logFile) });
       if (p.stopped) ctx.log(`  the proposer stopped early: ${p.stopped}`);
     }

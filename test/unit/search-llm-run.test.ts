@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/core/config.js';
 import { getDomain } from '../../src/domains/index.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { JournalEntry } from '../../src/engine/journal.js';
-import { FakeLlmServer, fileTextOf, type Script } from '../support/fakeLlmServer.js';
+import { FakeLlmServer, anthropicError, fileTextOf, type Script } from '../support/fakeLlmServer.js';
 
 const PRICE = { inputPerMillion: 15, outputPerMillion: 75 };
 
@@ -173,4 +173,49 @@ test('whale run with proposer llm and no API key fails before any rollout, namin
   assert.notEqual(code, 0);
   assert.match(stderr, /ANTHROPIC_API_KEY/);
   assert.ok(!existsSync(join(dir, '.whale', 'results')) || readdirSync(join(dir, '.whale', 'results')).length === 0, 'no rollout was run');
+});
+
+test('a session that fails mid-round is charged, and the resumed run redoes the round with a fresh session', { timeout: 600_000 }, async () => {
+  let broken = true;
+  const good = engineer();
+  const script: Script = (req) => {
+    if (!broken) return good.script(req);
+    // One paid call, then the provider rejects the key (not retried: the run stops with the error).
+    return req.index === 0 ? { usage: { input: 50_000, output: 1000 }, toolCalls: [{ name: 'list_candidates', args: {} }] } : anthropicError(401, 'authentication_error', 'invalid x-api-key');
+  };
+  const server = await new FakeLlmServer(script).start();
+  const prevKey = process.env.ANTHROPIC_API_KEY;
+  process.env.ANTHROPIC_API_KEY = 'sk-ant-test';
+  try {
+    const { p } = project(server.anthropicBaseUrl, { method: 'whale', schedule: { iterations: 2, cycles: 1, epochs: 0.5 }, rsft: { batchPrompts: 8, groupSize: 2 } });
+    const first = await Engine.create(p, { log: () => {} });
+    const runId = first.runId;
+    try {
+      await assert.rejects(first.run(), /401.*invalid x-api-key/);
+    } finally {
+      await first.close();
+    }
+    broken = false;
+    const again = await Engine.open(p, runId, { log: () => {} });
+    try {
+      const out = await again.run();
+      assert.equal(out.reason, 'schedule complete');
+      const entries = journalOf(again);
+      const lost = entries.filter((e) => e.type === 'proposer_session_lost');
+      assert.equal(lost.length, 1);
+      const lostDollars = (50_000 * PRICE.inputPerMillion + 1000 * PRICE.outputPerMillion) / 1e6;
+      assert.ok(Math.abs(Number(lost[0].dollars) - lostDollars) < 1e-9);
+      assert.ok(existsSync(String(lost[0].log)), 'the failed session log is kept aside');
+      const proposal = entries.find((e) => e.type === 'proposal')!;
+      assert.ok(Math.abs(out.state.ledger.proposerDollars - lostDollars - Number(proposal.dollars)) < 1e-9, 'both sessions are in the ledger');
+      assert.equal(entries.filter((e) => e.type === 'weight_step').length, 1, 'the weight phase (0.5 epoch of 16 tasks, 8 a step) ran once, not again on resume');
+      assert.equal(entries.filter((e) => e.type === 'candidate_scored' && e.round === 1).length, 1);
+    } finally {
+      await again.close();
+    }
+  } finally {
+    if (prevKey === undefined) delete process.env.ANTHROPIC_API_KEY;
+    else process.env.ANTHROPIC_API_KEY = prevKey;
+    await server.close();
+  }
 });

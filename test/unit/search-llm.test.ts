@@ -430,3 +430,17 @@ test("config: proposer 'llm' needs its llm block; the block is checked field by 
   assert.equal(ok.llm?.maxToolCalls, 200);
   assert.equal(ok.llm?.sessionTimeoutMs, 2_400_000);
 });
+
+test('instructions: the domain search space, the mode (FST: prompt strings only) and the Meta-Harness habits', async () => {
+  const { systemPrompt, firstUserMessage } = await import('../../src/search/llm/instructions.js');
+  const full = systemPrompt(request({ count: 3 }));
+  assert.ok(full.includes(domain.searchSpace), 'the domain search space verbatim');
+  assert.match(full, /MODE: full/);
+  assert.match(full, /not mere parameter tweaks/);
+  assert.match(full, /Never put task ids, questions, answers, entity names or dataset names/);
+  assert.match(full, /short report/);
+  const fst = systemPrompt(request({ view: { ...view, mode: 'fst' } }));
+  assert.match(fst, /MODE: FST \(prompts only\).*ONLY in the values of the prompt strings/);
+  assert.match(firstUserMessage(request({ count: 3 })), /incumbent is [0-9a-f]{12}, scoring 25\.0%.*1 annotation.*Write 3 new candidate/);
+});
+
