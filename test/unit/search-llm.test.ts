@@ -4,7 +4,7 @@
 // candidate validation as the proposer's `validate` callback.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LlmProposerSchema, SandboxLimitsSchema, SamplingSchema, type LlmProposerConfig } from '../../src/core/config.js';
@@ -253,27 +253,35 @@ test('anthropic: reading sealed data or outside the candidate, and writing outsi
     { name: 'write_candidate', args: { parent: h0Hash, hypothesis: 'absolute', files: { [outside]: 'x' } } },
     { name: 'write_candidate', args: { parent: h0Hash, hypothesis: 'git', files: { '.git/config': 'x' } } },
     { name: 'write_candidate', args: { parent: h0Hash, hypothesis: 'huge', files: { 'big.txt': 'x'.repeat(300 * 1024) } } },
+    { name: 'read_file', args: { candidate: h0Hash, path: 'lnk/passwd' } },
   ];
-  const { script } = engineer((_req, step) => (step === 0 && _req.index === 0 ? { toolCalls: probes } : undefined));
-  await withServer(script, async (server) => {
-    const req = request();
-    const p = await new LlmProposer(config('anthropic', server), 'sk-test').propose(req);
-    const r = server.requests[1].toolResults;
-    assert.equal(r.length, probes.length);
-    assert.ok(r.every((x) => x.isError), JSON.stringify(r.filter((x) => !x.isError)));
-    assert.match(r[0].content, /no evaluation under policy v-sealed \(it has: v1\)/);
-    assert.match(r[1].content, /no evaluation under policy v-sealed/);
-    assert.match(r[2].content, /leaves the candidate folder/);
-    assert.match(r[3].content, /is absolute/);
-    assert.match(r[4].content, /no candidate 'deadbeef0000' in this archive view/);
-    assert.match(r[5].content, /leaves the candidate folder/);
-    assert.match(r[6].content, /is absolute/);
-    assert.match(r[7].content, /reserved folder/);
-    assert.match(r[8].content, /more than the 262144 a file may have/);
-    assert.ok(!existsSync(outside) && !existsSync(join(root, '..', 'escape.ts')));
-    assert.deepEqual(readdirSync(req.outDir).sort(), ['cand-1', 'session.jsonl'], 'refused writes left no folder behind');
-    assert.equal(p.candidates.length, 1);
-  });
+  // A link inside a candidate must not lead out of it (the archive could hold one).
+  symlinkSync('/etc', join(h0, 'lnk'));
+  try {
+    const { script } = engineer((_req, step) => (step === 0 && _req.index === 0 ? { toolCalls: probes } : undefined));
+    await withServer(script, async (server) => {
+      const req = request();
+      const p = await new LlmProposer(config('anthropic', server), 'sk-test').propose(req);
+      const r = server.requests[1].toolResults;
+      assert.equal(r.length, probes.length);
+      assert.ok(r.every((x) => x.isError), JSON.stringify(r.filter((x) => !x.isError)));
+      assert.match(r[0].content, /no evaluation under policy v-sealed \(it has: v1\)/);
+      assert.match(r[1].content, /no evaluation under policy v-sealed/);
+      assert.match(r[2].content, /leaves the candidate folder/);
+      assert.match(r[3].content, /is absolute/);
+      assert.match(r[4].content, /no candidate 'deadbeef0000' in this archive view/);
+      assert.match(r[5].content, /leaves the candidate folder/);
+      assert.match(r[6].content, /is absolute/);
+      assert.match(r[7].content, /reserved folder/);
+      assert.match(r[8].content, /more than the 262144 a file may have/);
+      assert.match(r[9].content, /lnk\/passwd: lnk is a link or special file \(not readable\)/);
+      assert.ok(!existsSync(outside) && !existsSync(join(root, '..', 'escape.ts')));
+      assert.deepEqual(readdirSync(req.outDir).sort(), ['cand-1', 'session.jsonl'], 'refused writes left no folder behind');
+      assert.equal(p.candidates.length, 1);
+    });
+  } finally {
+    rmSync(join(h0, 'lnk'), { force: true });
+  }
 });
 
 test('a candidate that fails validation goes back once with the error; the revision is valid; a second revision is refused', { timeout: 60_000 }, async () => {

@@ -200,10 +200,16 @@ export class ArchiveTools {
       case 'read_file': {
         const c = this.candidate(str(a, 'candidate')!);
         const rel = safeRelativePath(str(a, 'path')!);
-        const full = join(await this.view.materialize(c.treeHash), rel);
-        if (!existsSync(full)) throw new ToolError(`${rel}: no such file in candidate ${c.treeHash.slice(0, 12)} (list_files shows its files)`);
-        const st = lstatSync(full);
-        if (!st.isFile()) throw new ToolError(`${rel}: not a regular file (folders, links and special files are not readable)`);
+        const base = await this.view.materialize(c.treeHash);
+        // Every component is checked: a link anywhere on the way could lead out of the candidate.
+        let full = base;
+        for (const part of rel.split('/')) {
+          full = join(full, part);
+          if (!existsSync(full)) throw new ToolError(`${rel}: no such file in candidate ${c.treeHash.slice(0, 12)} (list_files shows its files)`);
+          const st = lstatSync(full);
+          if (st.isSymbolicLink() || (!st.isDirectory() && !st.isFile())) throw new ToolError(`${rel}: ${part} is a link or special file (not readable)`);
+        }
+        if (!lstatSync(full).isFile()) throw new ToolError(`${rel}: a folder (list_files shows its files)`);
         const lines = readFileSync(full, 'utf8').split('\n').map((l, i) => `${String(i + 1).padStart(5)}  ${l}`);
         return ok(page(lines, paging(2000, 'lines')));
       }
