@@ -452,3 +452,27 @@ test('instructions: the domain search space, the mode (FST: prompt strings only)
   assert.match(firstUserMessage(request({ count: 3 })), /incumbent is [0-9a-f]{12}, scoring 25\.0%.*1 annotation.*Write 3 new candidate/);
 });
 
+
+test('diff: a candidate against its parent as unified hunks with line numbers; paging caps long outputs', async () => {
+  const { ArchiveTools } = await import('../../src/search/llm/archiveTools.js');
+  const { unifiedDiff } = await import('../../src/search/llm/lineDiff.js');
+  assert.equal(unifiedDiff('a\nb\nc\n', 'a\nb\nc\n', 'f'), '');
+  assert.equal(unifiedDiff('1\n2\n3\n4\n5\n6\n7\n8\n9\n', '1\n2\n3\n4\nFIVE\n6\n7\n8\n9\n', 'f'), '--- a/f\n+++ b/f\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+FIVE\n 6\n 7\n 8');
+  const child = join(root, 'child');
+  cpSync(h0, child, { recursive: true });
+  const code = readFileSync(join(child, 'harness.ts'), 'utf8').replace('const topk = Number(k.topk ?? 1);', 'const topk = Math.max(3, Number(k.topk ?? 1));');
+  writeFileSync(join(child, 'harness.ts'), code);
+  writeFileSync(join(child, 'notes.md'), 'why\n');
+  const childHash = gitTreeHash(child);
+  const two: ArchiveView = { ...view, candidates: [...view.candidates, { ...view.candidates[0], treeHash: childHash, parents: [h0Hash], round: 1, origin: 'proposer', scores: [] }], materialize: async (h) => (h === h0Hash ? h0 : child) };
+  const tools = new ArchiveTools(request({ view: two }), 2000);
+  const d = await tools.call('diff', { candidate: childHash.slice(0, 10) });
+  assert.equal(d.isError, false);
+  assert.match(d.output, new RegExp(`^diff ${h0Hash.slice(0, 12)} → ${childHash.slice(0, 12)}`));
+  assert.match(d.output, /--- a\/harness\.ts\n\+\+\+ b\/harness\.ts\n@@ -\d+,7 \+\d+,7 @@/);
+  assert.match(d.output, /\n-    const topk = Number\(k\.topk \?\? 1\);\n\+    const topk = Math\.max\(3, Number\(k\.topk \?\? 1\)\);/);
+  assert.match(d.output, /--- \/dev\/null\n\+\+\+ b\/notes\.md\n@@ -0,0 \+1,2 @@\n\+why\n\+$/m);
+  const small = await new ArchiveTools(request({ view: two }), 300).call('diff', { candidate: childHash });
+  assert.match(small.output, /\[lines 1–\d+ of \d+ \(output capped at 300 characters\); next page: offset=\d+\]$/);
+  assert.match((await tools.call('diff', { candidate: h0Hash })).output, /has no parent/);
+});

@@ -19,6 +19,7 @@ import type { Trajectory } from '../../core/trajectory.js';
 import { IGNORED } from '../../core/treeHash.js';
 import { type ArchiveView, type CandidateRecord, type CandidateScore, type ProposeRequest, scoreUnder } from '../proposer.js';
 import type { ToolSpec } from './clients.js';
+import { unifiedDiff } from './lineDiff.js';
 import { page } from './paging.js';
 
 const MAX_FILE_BYTES = 256 * 1024;
@@ -75,6 +76,7 @@ export const TOOL_SPECS: ToolSpec[] = [
   { name: 'list_files', description: "A candidate's files with their sizes.", schema: { type: 'object', properties: { candidate: CANDIDATE }, required: ['candidate'], additionalProperties: false } },
   { name: 'read_file', description: "A file of a candidate, with line numbers. Paged by lines.", schema: { type: 'object', properties: { candidate: CANDIDATE, path: { type: 'string' }, ...PAGING }, required: ['candidate', 'path'], additionalProperties: false } },
   { name: 'grep', description: "Lines matching a regular expression (JavaScript syntax) in the files of one candidate or of all of them.", schema: { type: 'object', properties: { pattern: { type: 'string' }, candidate: CANDIDATE, ignore_case: { type: 'boolean' }, ...PAGING }, required: ['pattern'], additionalProperties: false } },
+  { name: 'diff', description: "Unified diff of every file between two candidates (default: the candidate against its first parent).", schema: { type: 'object', properties: { candidate: CANDIDATE, against: { ...CANDIDATE, description: 'the candidate to compare with (default: its first parent)' }, ...PAGING }, required: ['candidate'], additionalProperties: false } },
   { name: 'task_results', description: "Per-task results of a candidate's evaluation on the search split: passes, samples, terminations. Worst first.", schema: { type: 'object', properties: { candidate: CANDIDATE, policy_version: VERSION, ...PAGING }, required: ['candidate'], additionalProperties: false } },
   { name: 'trajectories', description: "Transcripts of a candidate's rollouts on the search split (model messages and completions, tool calls and observations, final answer, termination, pass/fail). Filter by verdict, termination or task. Paged by trajectory.", schema: { type: 'object', properties: { candidate: CANDIDATE, policy_version: VERSION, verdict: { type: 'string', enum: ['pass', 'fail'] }, termination: { type: 'string' }, task: { type: 'string', description: 'a task id' }, ...PAGING }, required: ['candidate'], additionalProperties: false } },
   { name: 'annotations', description: 'Comments people wrote on trajectories, tasks or candidates.', schema: { type: 'object', properties: { ...PAGING }, additionalProperties: false } },
@@ -212,6 +214,18 @@ export class ArchiveTools {
         if (!lstatSync(full).isFile()) throw new ToolError(`${rel}: a folder (list_files shows its files)`);
         const lines = readFileSync(full, 'utf8').split('\n').map((l, i) => `${String(i + 1).padStart(5)}  ${l}`);
         return ok(page(lines, paging(2000, 'lines')));
+      }
+      case 'diff': {
+        const c = this.candidate(str(a, 'candidate')!);
+        const ref = str(a, 'against', false) ?? c.parents[0];
+        if (!ref) throw new ToolError(`candidate ${c.treeHash.slice(0, 12)} has no parent; name one to compare with in 'against'`);
+        const base = this.candidate(ref);
+        const [da, db] = [await this.view.materialize(base.treeHash), await this.view.materialize(c.treeHash)];
+        const read = (dir: string, path: string) => (existsSync(join(dir, path)) ? readFileSync(join(dir, path), 'utf8') : null);
+        const paths = [...new Set([...listTree(da), ...listTree(db)].filter((f) => !f.path.includes(' (a link')).map((f) => f.path))].sort();
+        const lines = paths.map((path) => unifiedDiff(read(da, path), read(db, path), path)).filter(Boolean).join('\n').split('\n');
+        const head = `diff ${base.treeHash.slice(0, 12)} → ${c.treeHash.slice(0, 12)}`;
+        return ok(lines.length === 1 && lines[0] === '' ? `${head}: identical files` : `${head}\n` + page(lines, paging(1000, 'lines')));
       }
       case 'grep':
         return ok(await this.grep(a, paging(200, 'matches')));
