@@ -184,7 +184,9 @@ export class ArchiveTools {
       return await this.dispatch(name, args);
     } catch (e) {
       if (e instanceof ToolError) return { output: `${name}: ${e.message}`, isError: true };
-      throw e;
+      // Our failure, not the model's (a file system error, a validation run that broke): the paid
+      // session goes on, and the phase validates every written candidate again anyway.
+      return { output: `${name}: internal error (not caused by your arguments): ${e instanceof Error ? e.message : String(e)}`, isError: true };
     }
   }
 
