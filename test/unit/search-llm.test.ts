@@ -476,3 +476,21 @@ test('diff: a candidate against its parent as unified hunks with line numbers; p
   assert.match(small.output, /\[lines 1–\d+ of \d+ \(output capped at 300 characters\); next page: offset=\d+\]$/);
   assert.match((await tools.call('diff', { candidate: h0Hash })).output, /has no parent/);
 });
+
+test('a validation run that breaks is reported to the model as an internal error; the written candidate is kept', async () => {
+  const { ArchiveTools } = await import('../../src/search/llm/archiveTools.js');
+  const req = request({
+    validate: async () => {
+      throw new Error('the harness runtime is closed');
+    },
+  });
+  const tools = new ArchiveTools(req, 2000);
+  const r = await tools.call('write_candidate', { parent: h0Hash, hypothesis: 'h', files: { 'notes.md': 'x' } });
+  assert.equal(r.isError, false);
+  assert.match(r.output, /validation could not run here \(internal error: the harness runtime is closed\); the harness phase will validate it/);
+  assert.equal(tools.written.length, 1);
+  assert.equal(tools.written[0].valid, undefined);
+  assert.ok(existsSync(join(req.outDir, 'cand-1', 'notes.md')));
+  const again = await tools.call('write_candidate', { parent: h0Hash, hypothesis: 'h2', files: { 'notes.md': 'y' } });
+  assert.match(again.output, /asks for 1 candidates and all are written/);
+});

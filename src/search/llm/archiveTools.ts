@@ -361,7 +361,7 @@ export class ArchiveTools {
     }
     const deletes = (del as string[]).map(safeRelativePath);
 
-    const name = revise !== undefined ? `${revise}-revised` : `cand-${this.written.length + 1}`;
+    const name = revise !== undefined ? `${revise}-revised` : `cand-${this.written.filter((w) => w.revisionOf === undefined).length + 1}`;
     const dir = join(this.req.outDir, name);
     if (existsSync(dir)) throw new ToolError(`internal: ${name} exists`);
     const from = await this.view.materialize(parent.treeHash);
@@ -385,8 +385,14 @@ export class ArchiveTools {
 
     const entry: WrittenCandidate = { name, dir, parents: [parent.treeHash], hypothesis, reasons: [], ...(revise !== undefined ? { revisionOf: revise } : {}) };
     let verdict = 'written (not validated in this session; the harness phase validates it)';
-    if (this.req.validate) {
-      const v = await this.req.validate(dir);
+    let v: Awaited<ReturnType<NonNullable<ProposeRequest['validate']>>> | undefined;
+    try {
+      v = await this.req.validate?.(dir);
+    } catch (e) {
+      // Our failure, not the candidate's: keep it; the phase validates every candidate again.
+      verdict = `written, but validation could not run here (internal error: ${e instanceof Error ? e.message : String(e)}); the harness phase will validate it`;
+    }
+    if (v) {
       entry.valid = v.ok;
       // The model knows its candidate's files by relative path, not by where this session put them.
       entry.reasons = v.reasons.map((r) => r.split(dir + sep).join(''));
