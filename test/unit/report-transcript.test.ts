@@ -23,7 +23,7 @@ test('each turn shows only the messages not shown before, its completion, and th
   const tr = renderTranscript(multiTurn());
   const t = tr.text;
   assert.equal(t.slice(0, t.indexOf('══ turn 3')).split('You answer questions about cities.').length - 1, 1, 'the system prompt is shown once while the context only grows');
-  assert.match(t, /\(2 earlier messages as before\)/, 'turn 2 says what it did not repeat');
+  assert.match(t, /\(3 earlier messages as before\)/, 'turn 2 says what it did not repeat');
   assert.match(t, /\(context rewritten by the harness: all 2 messages sent\)/, 'turn 3 rewrote its context, so everything is shown');
   assert.match(t, /\[tool search\]\n {4}Ziras: a town near Lima/);
   // The tool call at 150 ms falls after call 2 was sent (100 ms), so it is listed in turn 2.

@@ -13,7 +13,7 @@ export function call(index: number, messages: ModelCall['messages'], completion:
     usage: { promptTokens: 10 + index, completionTokens: 3 },
     latencyMs: 40,
     logprobs: [-0.5, -1.5, -0.1],
-    t: index * 100,
+    t: 10 + index * 100,
     ...extra,
   };
 }
