@@ -2,7 +2,7 @@
 // one snapshot of the contract (core/dashboardContract.ts). Pure except loadDashboard, which reads.
 import { DashboardSnapshot, type DashboardMethod, type DashboardRun } from '../core/dashboardContract.js';
 import { methodTable, summarizeRun, type RunSummary } from './aggregate.js';
-import { loadRuns, type LoadedRuns } from './report.js';
+import { loadRuns, type LoadedRuns } from './runs.js';
 
 export function dashboardRun(s: RunSummary): DashboardRun {
   return {
