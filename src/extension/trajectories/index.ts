@@ -110,5 +110,21 @@ export function registerTrajectoryFeatures(context: vscode.ExtensionContext, dep
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     return { languageId: doc?.languageId, loaded: docs.get(uri) !== undefined, marks: decorations.marksOf(uri), threads: annotations.threadsOf(uri) };
   });
+  // The Failing Trajectories tree as a person would expand it: the candidates, the failing tasks of
+  // the first candidate that has any, the failing rollouts of its first task (with their open commands).
+  command(context, log, 'whale.trajectories.inspectFailing', async () => {
+    const item = async (n: Parameters<typeof failing.getTreeItem>[0]) => {
+      const t = failing.getTreeItem(n);
+      return { label: String(t.label), description: String(t.description ?? ''), command: t.command?.command, arguments: t.command?.arguments };
+    };
+    const candidates = await failing.getChildren();
+    for (const c of candidates) {
+      const tasks = await failing.getChildren(c);
+      if (tasks.length === 0) continue;
+      const rollouts = await failing.getChildren(tasks[0]);
+      return { candidates: await Promise.all(candidates.map(item)), tasks: await Promise.all(tasks.map(item)), rollouts: await Promise.all(rollouts.map(item)) };
+    }
+    return { candidates: await Promise.all(candidates.map(item)), tasks: [], rollouts: [] };
+  });
   command(context, log, 'whale.dashboard.drawn', (next?: boolean) => DashboardPanel.active?.drawn(next === true));
 }
