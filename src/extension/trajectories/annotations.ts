@@ -51,14 +51,10 @@ export class Annotations implements vscode.Disposable {
     this.controller.commentingRangeProvider = {
       provideCommentingRanges: (doc) => (doc.uri.scheme === TRAJECTORY_SCHEME ? [new vscode.Range(0, 0, Math.max(0, doc.lineCount - 1), 0)] : []),
     };
-    this.subscriptions.push(
-      docs.onDidRender((uri) => this.showNotes(uri)),
-      vscode.workspace.onDidCloseTextDocument((doc) => {
-        if (doc.uri.scheme !== TRAJECTORY_SCHEME) return;
-        this.clearThreads(doc.uri);
-        this.docs.forget(doc.uri);
-      }),
-    );
+    // A document that is closed and opened again is rendered again, and its threads rebuilt then
+    // (showNotes clears the old ones first), so nothing is torn down on close: VS Code also
+    // "closes" a document when only its language changes.
+    this.subscriptions.push(docs.onDidRender((uri) => this.showNotes(uri)));
   }
 
   /** The threads on a document, as (line, texts) — what the integration test reads back. */

@@ -11,6 +11,9 @@ import { TRAJECTORY_SCHEME, refFromParts, refToParts, type TrajectoryRef } from 
 
 export const TRANSCRIPT_LANGUAGE = 'whale-transcript';
 
+/** Rendered transcripts kept for decorations, hovers and comments (the oldest are dropped). */
+const MAX_KEPT = 64;
+
 export function toUri(ref: TrajectoryRef): vscode.Uri {
   const { path, query } = refToParts(ref);
   return vscode.Uri.from({ scheme: TRAJECTORY_SCHEME, path, query });
@@ -56,7 +59,10 @@ export class TranscriptDocuments implements vscode.TextDocumentContentProvider {
   async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
     try {
       const t = await loadTrajectory(fromUri(uri));
+      this.open.delete(uri.toString());
       this.open.set(uri.toString(), t);
+      // Keep the most recently rendered transcripts only (a Map iterates in insertion order).
+      while (this.open.size > MAX_KEPT) this.open.delete(this.open.keys().next().value!);
       this.log.info(`trajectory ${t.trajectory.id} opened in ${t.ms} ms (${t.transcript.text.length} chars${t.transcript.clipped ? ', clipped' : ''})`);
       queueMicrotask(() => this.rendered.fire(uri));
       return t.transcript.text;
@@ -68,10 +74,6 @@ export class TranscriptDocuments implements vscode.TextDocumentContentProvider {
 
   get(uri: vscode.Uri): OpenTrajectory | undefined {
     return this.open.get(uri.toString());
-  }
-
-  forget(uri: vscode.Uri): void {
-    this.open.delete(uri.toString());
   }
 
   dispose(): void {
