@@ -7,7 +7,9 @@ import { build } from 'esbuild';
 const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: 'warning' };
 
 await Promise.all([
-  build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', format: 'cjs', external: ['vscode'] }),
+  // mainFields: jsonc-parser's UMD build requires its own files dynamically, which a bundle cannot
+  // follow; its ESM build bundles cleanly.
+  build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', format: 'cjs', external: ['vscode'], mainFields: ['module', 'main'] }),
   build({
     ...common,
     entryPoints: { cli: 'src/cli/main.ts' },

@@ -21,16 +21,30 @@ export class FailingTrajectoriesProvider implements vscode.TreeDataProvider<Node
 
   constructor(private readonly storeDir: () => string | undefined) {}
 
+  /** What the tree showed at its top level the last time VS Code asked (diagnostics and tests). */
+  lastRoots: { run?: string; candidates: number } = { candidates: 0 };
+
   refresh(): void {
     this.changed.fire(undefined);
   }
 
+  /** VS Code's entry point: records what the top level showed. */
   async getChildren(node?: Node): Promise<Node[]> {
+    const out = await this.children(node);
+    if (!node) this.lastRoots = { run: out[0] ? this.runShown : undefined, candidates: out.length };
+    return out;
+  }
+
+  private runShown: string | undefined;
+
+  /** The children of a node (top level: the current run's candidates), without recording anything. */
+  async children(node?: Node): Promise<Node[]> {
     const store = this.storeDir();
     if (!store) return [];
     if (!node) {
       const run = new RunStore(store).current();
       if (!run) return [];
+      this.runShown = run;
       const entries = Journal.read(new RunStore(store).journalFile(run));
       return failingCandidates(entries).map((c) => ({ kind: 'candidate', store, c }));
     }

@@ -8,7 +8,7 @@ import { TranscriptDecorations } from './decorations.js';
 import { fromUri, showTrajectory, TranscriptDocuments } from './documents.js';
 import { FailingTrajectoriesProvider } from './failingView.js';
 import { TRAJECTORY_SCHEME, type TrajectoryRef } from './ref.js';
-import { projectStoreDir, type RunNote } from './store.js';
+import { projectStoreDir, storeSignature, type RunNote } from './store.js';
 import { turnAt } from '../../report/transcript.js';
 
 export interface TrajectoryFeatureDeps {
@@ -40,13 +40,18 @@ export function registerTrajectoryFeatures(context: vscode.ExtensionContext, dep
   const annotations = new Annotations(docs);
   const failing = new FailingTrajectoriesProvider(projectStoreDir);
   const notes = new AnnotationsProvider(projectStoreDir);
+  const failingView = vscode.window.createTreeView('whale.failingTrajectories', { treeDataProvider: failing, showCollapseAll: true });
+  const notesView = vscode.window.createTreeView('whale.annotations', { treeDataProvider: notes });
   context.subscriptions.push(
     docs,
     decorations,
     annotations,
     vscode.workspace.registerTextDocumentContentProvider(TRAJECTORY_SCHEME, docs),
-    vscode.window.registerTreeDataProvider('whale.failingTrajectories', failing),
-    vscode.window.registerTreeDataProvider('whale.annotations', notes),
+    failingView,
+    notesView,
+    // A view that comes into sight is read afresh, whatever the file watcher saw while it was hidden.
+    failingView.onDidChangeVisibility((e) => e.visible && failing.refresh()),
+    notesView.onDidChangeVisibility((e) => e.visible && notes.refresh()),
     vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, DashboardPanel.serializer(context.extensionUri, projectStoreDir, log)),
     annotations.onDidChange(() => notes.refresh()),
   );
@@ -69,7 +74,17 @@ export function registerTrajectoryFeatures(context: vscode.ExtensionContext, dep
     w.onDidChange(storeChanged);
     w.onDidCreate(storeChanged);
     w.onDidDelete(storeChanged);
-    context.subscriptions.push(w, { dispose: () => clearTimeout(timer) });
+    // File watchers miss folders created after they start (a first run) on some hosts (seen in
+    // code-server): a few stats every 2 s catch what they miss, without reading any file.
+    let last = storeSignature(store);
+    const poll = setInterval(() => {
+      const now = storeSignature(store);
+      if (now !== last) {
+        last = now;
+        storeChanged();
+      }
+    }, 2000);
+    context.subscriptions.push(w, { dispose: () => (clearTimeout(timer), clearInterval(poll)) });
   };
   watchStore();
 
@@ -96,6 +111,8 @@ export function registerTrajectoryFeatures(context: vscode.ExtensionContext, dep
     const open = docs.get(target);
     if (!open) throw new Error('this transcript is still loading; try again');
     const where = turn !== undefined ? (turn ?? undefined) : editor && editor.document.uri.toString() === target.toString() ? turnAt(open.transcript, editor.selection.start.line, editor.selection.end.line) : undefined;
+    const turns = open.trajectory.modelCalls.length;
+    if (where !== undefined && (!Number.isInteger(where) || where < 0 || where >= turns)) throw new Error(`there is no turn ${where + 1} in this trajectory (it has ${turns})`);
     const body = text ?? (await vscode.window.showInputBox({ title: `WHALE note on ${where !== undefined ? `turn ${where + 1}` : 'the whole trajectory'}`, prompt: 'The proposer of the run reads it in its next harness phase.', ignoreFocusOut: true }));
     if (!body) return undefined;
     const note = await annotations.add(target, body, where);
@@ -117,14 +134,16 @@ export function registerTrajectoryFeatures(context: vscode.ExtensionContext, dep
       const t = failing.getTreeItem(n);
       return { label: String(t.label), description: String(t.description ?? ''), command: t.command?.command, arguments: t.command?.arguments };
     };
-    const candidates = await failing.getChildren();
+    // What VS Code itself last asked the tree for, before this command asks it too.
+    const shown = { visible: failingView.visible, ...failing.lastRoots };
+    const candidates = await failing.children();
     for (const c of candidates) {
-      const tasks = await failing.getChildren(c);
+      const tasks = await failing.children(c);
       if (tasks.length === 0) continue;
-      const rollouts = await failing.getChildren(tasks[0]);
-      return { candidates: await Promise.all(candidates.map(item)), tasks: await Promise.all(tasks.map(item)), rollouts: await Promise.all(rollouts.map(item)) };
+      const rollouts = await failing.children(tasks[0]);
+      return { shown, candidates: await Promise.all(candidates.map(item)), tasks: await Promise.all(tasks.map(item)), rollouts: await Promise.all(rollouts.map(item)) };
     }
-    return { candidates: await Promise.all(candidates.map(item)), tasks: [], rollouts: [] };
+    return { shown, candidates: await Promise.all(candidates.map(item)), tasks: [], rollouts: [] };
   });
   command(context, log, 'whale.dashboard.drawn', (next?: boolean) => DashboardPanel.active?.drawn(next === true));
 }

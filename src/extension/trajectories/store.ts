@@ -1,7 +1,7 @@
 // Where the run store of the open project is, and which run a note belongs to. The store is the
 // `store` field of the first workspace folder's whale.config.json (default `.whale`), read
 // leniently: a config with errors elsewhere still lets a person browse what was already run.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse } from 'jsonc-parser';
 import * as vscode from 'vscode';
@@ -46,4 +46,21 @@ export interface RunNote extends StoredAnnotation {
 export function allNotes(store: string): RunNote[] {
   const runs = new RunStore(store);
   return runs.list().flatMap((r) => readAnnotations(runs.runDir(r.id)).map((n) => ({ ...n, runId: r.id })));
+}
+
+/** Sizes and times of what the views read (current run, its journal and notes): changes when they do. */
+export function storeSignature(store: string): string {
+  const runs = new RunStore(store);
+  const current = runs.current();
+  const files = [join(store, 'current-run'), runs.runsDir(), ...(current ? [runs.journalFile(current), join(runs.runDir(current), 'annotations.jsonl')] : [])];
+  return files
+    .map((f) => {
+      try {
+        const st = statSync(f);
+        return `${st.size}:${st.mtimeMs}`;
+      } catch {
+        return '-';
+      }
+    })
+    .join('|');
 }
