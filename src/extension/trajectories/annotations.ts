@@ -72,23 +72,32 @@ export class Annotations implements vscode.Disposable {
     this.showNotes(uri);
   }
 
+  /**
+   * Shows a transcript's notes from the store: one thread per line (a turn's header, or line 0 for
+   * the whole trajectory). Threads already on screen are updated in place rather than recreated,
+   * so an open comment widget is not torn down under the person typing in it.
+   */
   private showNotes(uri: vscode.Uri): void {
     const open = this.docs.get(uri);
     if (!open) return;
-    this.clearThreads(uri);
     const notes = annotationsFor(allNotes(open.ref.store), open.trajectory.id) as RunNote[];
     const byLine = new Map<number, RunNote[]>();
     for (const n of notes) {
       const line = n.turn !== undefined ? (turnLine(open.transcript, n.turn) ?? 0) : 0;
       byLine.set(line, [...(byLine.get(line) ?? []), n]);
     }
+    const existing = new Map((this.threads.get(uri.toString()) ?? []).map((t) => [t.range?.start.line ?? 0, t]));
     const list: vscode.CommentThread[] = [];
+    for (const [line, thread] of existing) {
+      if (!byLine.has(line)) thread.dispose();
+    }
     for (const [line, ns] of byLine) {
-      const thread = this.controller.createCommentThread(uri, new vscode.Range(line, 0, line, 0), []);
-      thread.comments = ns.map((n) => new NoteComment(n, thread));
+      const thread = existing.get(line) ?? this.controller.createCommentThread(uri, new vscode.Range(line, 0, line, 0), []);
+      const same = thread.comments.length === ns.length && thread.comments.every((c, i) => c instanceof NoteComment && c.note.id === ns[i].id);
+      if (!same) thread.comments = ns.map((n) => new NoteComment(n, thread));
       thread.label = ns[0].turn !== undefined ? `turn ${ns[0].turn + 1}` : 'whole trajectory';
       thread.canReply = true;
-      thread.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
+      if (!existing.has(line)) thread.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
       list.push(thread);
     }
     this.threads.set(uri.toString(), list);
