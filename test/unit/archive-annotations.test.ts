@@ -4,9 +4,11 @@
 // results; a real failing trajectory renders.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { appendFileSync, cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { addAnnotation, annotationsFile, annotationsFor, deleteAnnotation, readAnnotations } from '../../src/archive/annotationStore.js';
 import { failingCandidates, failingRollouts, failingTasks } from '../../src/archive/failingTrajectories.js';
 import { indexJsonl, readTrajectoryAt } from '../../src/archive/jsonlIndex.js';
@@ -114,6 +116,23 @@ test('a saved annotation reaches the ArchiveView of the next harness phase; the 
   assert.ok(r.ledger.searchRollouts > 0 && r.ledger.evalRollouts > 0 && r.ledger.trainingRollouts === 0);
   assert.deepEqual(snap.methods.map((m) => [m.method, m.runs]), [['harness-only', [r.id]]]);
   assert.match(readFileSync(join(runDir, 'journal.jsonl'), 'utf8'), /"type":"run_completed"/);
+
+  // The same notes from a terminal: `whale annotate` on that real trajectory.
+  const dev = fileURLToPath(new URL('../../src/cli/dev.ts', import.meta.url));
+  const tsx = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url));
+  const whale = (...args: string[]) => spawnSync(process.execPath, ['--import', tsx, dev, 'annotate', '--store', p.storeDir, ...args], { encoding: 'utf8', timeout: 120_000 });
+  const added = whale('--key', withFailures.keyHash, '--trajectory', t.id, '--turn', '1', '--author', 'cli-user', 'answers', 'before', 'searching');
+  assert.equal(added.status, 0, added.stderr);
+  const id = added.stdout.trim();
+  const listed = JSON.parse(whale('--list', '--json').stdout) as Annotation[];
+  const mine = listed.find((n) => n.id === id)!;
+  assert.deepEqual([mine.text, mine.turn, mine.taskId, mine.harnessHash, mine.author], ['answers before searching', 0, t.taskId, t.harnessHash, 'cli-user']);
+  const badTurn = whale('--key', withFailures.keyHash, '--trajectory', t.id, '--turn', '99', 'x');
+  assert.equal(badTurn.status, 2);
+  assert.match(badTurn.stderr, new RegExp(`--turn: turns are numbered 1\\.\\.${t.modelCalls.length} in this trajectory, got 99`));
+  assert.equal(whale('--key', withFailures.keyHash, '--trajectory', 'nope', 'x').status, 2);
+  assert.equal(whale('--delete', id).status, 0);
+  assert.ok(!readAnnotations(runDir).some((n) => n.id === id));
 });
 
 test('dashboard: a store without runs is an empty snapshot, not an error', () => {
