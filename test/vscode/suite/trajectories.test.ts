@@ -7,6 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite, suiteSetup, test } from 'mocha';
 import * as vscode from 'vscode';
+import type { TrajectoryRef as Ref } from '../../../src/extension/trajectories/ref.js';
 import { activated, eventually, projectFolder } from './helpers.js';
 
 interface Item {
@@ -14,14 +15,6 @@ interface Item {
   description: string;
   command?: string;
   arguments?: unknown[];
-}
-interface Ref {
-  store: string;
-  keyHash: string;
-  index: number;
-  id?: string;
-  taskId?: string;
-  sample?: number;
 }
 interface Inspect {
   languageId?: string;
