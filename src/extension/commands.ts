@@ -15,8 +15,10 @@ function register(context: vscode.ExtensionContext, log: vscode.LogOutputChannel
         return r;
       } catch (e) {
         log.error(`command ${id} failed: ${(e as Error).stack ?? String(e)}`);
-        const choice = await vscode.window.showErrorMessage(`WHALE: ${(e as Error).message}`, 'Open Log');
-        if (choice === 'Open Log') log.show();
+        // Not awaited: the command settles now, whether or not anyone ever clicks the toast.
+        void vscode.window.showErrorMessage(`WHALE: ${(e as Error).message}`, 'Open Log').then((choice) => {
+          if (choice === 'Open Log') log.show();
+        });
         return undefined;
       }
     }),
