@@ -145,7 +145,8 @@ export class TinkerBackend implements PolicyBackend {
       const loss = lossOf(fb, data);
       losses.push(loss);
       trainedTokens += batch.reduce((n, e) => n + e.lossMask.filter((m) => m).length, 0);
-      opts.onStep?.(++step, loss);
+      step++;
+      opts.onStep?.(step, loss);
     }
     const version = await this.client.saveWeightsForSampler(this.modelId, `whale-${runKey.slice(0, 16)}`, `${runKey}-save`, opts.signal);
     this.trainedAt = version;
