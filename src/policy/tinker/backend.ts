@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import type { Capabilities, ChatMessage, ChatRequest, ChatResult, PolicyBackend, TrainExample, TrainHyper, TrainResult } from '../types.js';
 import { DEFAULT_ADAM, minibatchPlan, rsftTokenWeights } from '../embedded/trainer.js';
-import type { HttpOptions } from '../remote/http.js';
+import { BackendHttpError, type HttpOptions } from '../remote/http.js';
 import { loadChatTokenizer, type ChatTokenizer } from './chatTokenizer.js';
 import { TinkerClient } from './client.js';
 import { parseSamplerPath, type Datum } from './protocol.js';
@@ -48,7 +48,7 @@ export class TinkerBackend implements PolicyBackend {
     readonly client: TinkerClient,
     readonly tokenizer: ChatTokenizer,
     private readonly o: TinkerBackendOptions,
-    private readonly sessionId: string,
+    private sessionId: string,
     private readonly update: 'full' | 'lora',
     private readonly resumable: boolean,
     start: { current: string; trainedAt: string; modelId: string },
@@ -121,6 +121,21 @@ export class TinkerBackend implements PolicyBackend {
   }
 
   private async trainNow(examples: TrainExample[], hyper: TrainHyper, opts: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void }): Promise<TrainResult> {
+    try {
+      return await this.trainOnce(examples, hyper, opts);
+    } catch (e) {
+      // A restarted server has forgotten our session and training model; when it can rebuild the
+      // model from the last saved version, do so and run the whole call again (its partial steps
+      // died with the old model, so nothing is applied twice).
+      if (!(this.resumable && e instanceof BackendHttpError && e.status === 404 && /model|session/i.test(e.message))) throw e;
+      this.sessionId = await this.client.createSession();
+      const from = this.trainedAt.startsWith('base:') ? this.o.baseModel : this.trainedAt;
+      this.modelId = await this.client.createModel(this.sessionId, from, this.o.loraRank);
+      return this.trainOnce(examples, hyper, opts);
+    }
+  }
+
+  private async trainOnce(examples: TrainExample[], hyper: TrainHyper, opts: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void }): Promise<TrainResult> {
     const t0 = performance.now();
     const parent = this.current;
     if (parent !== this.trainedAt) await this.retarget(parent);
