@@ -25,8 +25,13 @@ async function until(what: string, ok: () => boolean, ms = 600_000): Promise<voi
 }
 
 /** Kills the server once `when` holds, waits a moment, starts it again on the same port and store. */
-async function outage(served: Served, store: string, when: () => boolean): Promise<Served> {
-  await until('the moment to kill the backend', when);
+async function outage(served: Served, store: string, when: () => boolean, run: Promise<{ code: number | null; stderr: string }>): Promise<Served> {
+  let ended: { code: number | null; stderr: string } | undefined;
+  void run.then((r) => (ended = r));
+  await until('the moment to kill the backend', () => {
+    if (ended) throw new Error(`the run ended (exit ${ended.code}) before the backend was killed:\n${ended.stderr.slice(-3000)}`);
+    return when();
+  });
   await served.kill();
   await new Promise((r) => setTimeout(r, 1_500));
   return startServe(store, served.port);
@@ -37,9 +42,9 @@ test('openai-compatible: a harness-only search survives its backend being killed
   let served = await startServe(store);
   try {
     const listed = (await (await fetch(`${served.url}/v1/models`)).json()) as { data: { id: string }[] };
-    const dir = tinyProject({ kind: 'openai-compatible', baseUrl: `${served.url}/v1`, model: listed.data[0].id, backoffMs: 100 }, { sandbox: { wallMs: 300_000, cpuMs: 60_000 } });
+    const dir = tinyProject({ kind: 'openai-compatible', baseUrl: `${served.url}/v1`, model: listed.data[0].id }, { sandbox: { wallMs: 300_000, cpuMs: 60_000 } });
     const run = whaleAsync(['run', '--method', 'harness-only'], dir);
-    served = await outage(served, store, () => journal(dir).some((e) => e.type === 'candidate_scored'));
+    served = await outage(served, store, () => journal(dir).some((e) => e.type === 'candidate_scored'), run);
     const r = await run;
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /backend: unreachable \(ECONNREFUSED\) — retrying/);
@@ -61,11 +66,11 @@ test('tinker: a weight phase survives its backend being killed and restarted mid
   let served = await startServe(store);
   try {
     const dir = tinyProject(
-      { kind: 'tinker', baseUrl: served.url, baseModel: 'embedded', tokenizer: 'embedded', backoffMs: 100 },
+      { kind: 'tinker', baseUrl: served.url, baseModel: 'embedded', tokenizer: 'embedded' },
       { method: 'weight-only', schedule: { epochs: 0.75, iterations: 2, cycles: 1 }, sandbox: { wallMs: 300_000, cpuMs: 60_000 } },
     );
     const run = whaleAsync(['run'], dir);
-    served = await outage(served, store, () => journal(dir).some((e) => e.type === 'weight_step'));
+    served = await outage(served, store, () => journal(dir).some((e) => e.type === 'weight_step'), run);
     const r = await run;
     assert.equal(r.code, 0, r.stderr);
     const j = journal(dir);

@@ -65,7 +65,8 @@ export function launchTemplate(name: TemplateName, o: TemplateOptions): LaunchTe
       const model = required(o.model, 'skyrl-tinker needs --model (the base model to train, e.g. Qwen/Qwen3-0.6B)');
       return {
         name,
-        entrypoint: `uv run --extra tinker --extra fsdp -m skyrl.tinker.api --base-model ${shellQuote(model)} --backend fsdp --host 0.0.0.0 --port ${o.port}`,
+        // SkyRL tx's Tinker server, from a SkyRL checkout on the node ($SKYRL_TX_DIR, default ./SkyRL/skyrl-tx).
+        entrypoint: `cd "\${SKYRL_TX_DIR:-SkyRL/skyrl-tx}" && uv run --extra tinker --extra gpu -m tx.tinker.api --base-model ${shellQuote(model)} --max-lora-rank ${o.loraRank ?? 32} --host 0.0.0.0 --port ${o.port}`,
         exclude: [],
         envVars: {},
         numGpus: o.gpus ?? 1,
