@@ -2,6 +2,7 @@
 // engine as environment variables, never written to settings, the run store or logs), launch a
 // backend as a Ray job and stop it. Long work runs in the `whale` CLI, as everywhere else.
 import * as vscode from 'vscode';
+import { register } from './commands.js';
 import { runEngine } from './engineProcess.js';
 
 const SECRET_NAMES = 'whale.secretNames';
@@ -30,19 +31,7 @@ export function registerBackendCommands(context: vscode.ExtensionContext, log: v
       runEngine(context.extensionPath, args, root(), log, token, (line) => progress.report({ message: line }), env),
     );
   };
-  const command = (id: string, handler: () => Promise<unknown>) =>
-    context.subscriptions.push(
-      vscode.commands.registerCommand(id, async () => {
-        try {
-          return await handler();
-        } catch (e) {
-          log.error(`command ${id} failed: ${(e as Error).message}`);
-          const choice = await vscode.window.showErrorMessage(`WHALE: ${(e as Error).message}`, 'Open Log');
-          if (choice === 'Open Log') log.show();
-          return undefined;
-        }
-      }),
-    );
+  const command = (id: string, handler: () => Promise<unknown>) => register(context, log, id, handler);
 
   command('whale.backend.checkHealth', async () => {
     const r = await run('checking the backend', ['backend', 'probe', '--config', 'whale.config.json']);

@@ -4,7 +4,7 @@ import { runEngine } from './engineProcess.js';
 type Handler = (...args: unknown[]) => unknown;
 
 /** Every command is registered once, wrapped with logging, timing and an error message whose button opens the log. */
-function register(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, id: string, handler: Handler): void {
+export function register(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, id: string, handler: Handler): void {
   context.subscriptions.push(
     vscode.commands.registerCommand(id, async (...args: unknown[]) => {
       const started = Date.now();

@@ -68,6 +68,10 @@ test('openai-compatible: a server that ignores return_token_ids and logprobs is 
     req.on('data', (d: Buffer) => (body += d.toString()));
     req.on('end', () => {
       res.setHeader('content-type', 'application/json');
+      if (req.headers.authorization !== 'Bearer s3cret-key') {
+        res.statusCode = 401;
+        return res.end(JSON.stringify({ error: { message: 'invalid API key', type: 'authentication_error' } }));
+      }
       if (req.url === '/v1/models') return res.end(JSON.stringify({ object: 'list', data: [{ id: 'plain-model', object: 'model' }] }));
       const b = JSON.parse(body) as Record<string, unknown>;
       seen.push(b);
@@ -77,8 +81,16 @@ test('openai-compatible: a server that ignores return_token_ids and logprobs is 
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   try {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-    await assert.rejects(() => OpenAICompatibleBackend.open({ baseUrl: url, model: 'other' }), /does not serve model 'other' \(it lists: plain-model\)/);
-    const b = await OpenAICompatibleBackend.open({ baseUrl: url, model: 'plain-model' });
+    // The key comes from the environment variable the config names, and never shows in an error.
+    await assert.rejects(async () => OpenAICompatibleBackend.open({ baseUrl: url, model: 'plain-model', apiKeyEnv: 'WHALE_TEST_UNSET_KEY' }), /the API key variable WHALE_TEST_UNSET_KEY is not set/);
+    process.env.WHALE_TEST_KEY = 'wrong-key';
+    await assert.rejects(
+      () => OpenAICompatibleBackend.open({ baseUrl: url, model: 'plain-model', apiKeyEnv: 'WHALE_TEST_KEY' }),
+      (e: Error) => /HTTP 401: invalid API key/.test(e.message) && !e.message.includes('wrong-key'),
+    );
+    process.env.WHALE_TEST_KEY = 's3cret-key';
+    await assert.rejects(() => OpenAICompatibleBackend.open({ baseUrl: url, model: 'other', apiKeyEnv: 'WHALE_TEST_KEY' }), /does not serve model 'other' \(it lists: plain-model\)/);
+    const b = await OpenAICompatibleBackend.open({ baseUrl: url, model: 'plain-model', apiKeyEnv: 'WHALE_TEST_KEY' });
     assert.match(b.probe.summary, /token ids NOT returned \(fallback/);
     const caps = await b.capabilities();
     assert.equal(caps.tokenIds, false);
