@@ -45,6 +45,7 @@ export const BackendSchema = z.discriminatedUnion('kind', [
       model: z.string(),
       apiKeyEnv: z.string().optional().describe('name of the environment variable holding the API key (the key itself is never stored)'),
       maxContext: z.number().int().positive().optional(),
+      recordRsft: z.boolean().default(false).describe('this backend cannot train: let weight phases run anyway and record their accepted RSFT batches under <store>/rsft-batches/ for later training'),
       ...RemoteCallSchema.shape,
     })
     .strict(),

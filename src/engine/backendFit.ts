@@ -14,8 +14,8 @@ export function methodTrains(method: Method): boolean {
 /** Why `caps` cannot run `method` (undefined when it can). */
 export function backendMismatch(method: Method, kind: string, caps: Capabilities): string | undefined {
   if (!methodTrains(method)) return undefined;
-  if (caps.update === 'none') {
-    return `method '${method}' has weight phases, but the '${kind}' backend cannot train (capabilities: update 'none'); use --method harness-only or 'whale eval' with it, or a backend that trains ('embedded', 'tinker')`;
+  if (caps.update === 'none' && !caps.recordsRsft) {
+    return `method '${method}' has weight phases, but the '${kind}' backend cannot train (capabilities: update 'none'); use --method harness-only or 'whale eval' with it, a backend that trains ('embedded', 'tinker'), or "recordRsft": true to record the batches for later training`;
   }
   if (!caps.tokenIds) {
     return `method '${method}' trains on the sampled token ids, but the '${kind}' backend does not return them; use a server that does (vLLM with return_token_ids) or --method harness-only`;

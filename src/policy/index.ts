@@ -31,7 +31,7 @@ export async function createBackend(cfg: BackendConfig, ctx: BackendContext): Pr
     }
     case 'openai-compatible': {
       const { OpenAICompatibleBackend } = await import('./remote/openaiBackend.js');
-      return OpenAICompatibleBackend.open({ ...cfg, onRetry: ctx.onRetry });
+      return OpenAICompatibleBackend.open({ ...cfg, onRetry: ctx.onRetry, recordDir: cfg.recordRsft ? join(resolve(ctx.storeDir), 'rsft-batches') : undefined });
     }
     case 'tinker': {
       const { TinkerBackend } = await import('./tinker/backend.js');

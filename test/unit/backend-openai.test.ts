@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RunStore } from '../../src/archive/runStore.js';
 import { ResultStore } from '../../src/archive/resultStore.js';
@@ -56,6 +56,25 @@ test('openai-compatible: probe finds token ids and logprobs on whale serve; a ha
     assert.equal(trajectories.length, 6, 'one rollout per search task (k = 1)');
     const call = trajectories.flatMap((t) => t.modelCalls)[0];
     assert.ok(call.promptTokenIds!.length > 0 && call.completionTokenIds!.length > 0 && call.logprobs!.length === call.completionTokenIds!.length, 'the server-side ids and logprobs are recorded');
+
+    // Asked to, weight phases run and record their accepted batches for later training.
+    const rec = tinyProject({ ...backend, recordRsft: true }, { method: 'weight-only', schedule: { epochs: 0.375, iterations: 2, cycles: 1 } });
+    const recorded = await whaleAsync(['run'], rec);
+    assert.equal(recorded.code, 0, recorded.stderr);
+    const steps = journalOf(rec).filter((e) => e.type === 'weight_step');
+    assert.equal(steps.length, 2);
+    assert.ok(steps.every((s) => s.versionAfter === model), 'the policy did not change');
+    const batchDir = join(rec, '.whale', 'rsft-batches');
+    const files = existsSync(batchDir) ? readdirSync(batchDir) : [];
+    assert.equal(files.length, steps.filter((s) => Number(s.accepted) > 0).length, 'one batch file per step with accepted rollouts');
+    assert.ok(files.length >= 1, `some step accepted rollouts (accepted: ${steps.map((s) => s.accepted).join(', ')})`);
+    for (const f of files) {
+      const [header, ...examples] = readFileSync(join(batchDir, f), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      assert.equal(header.format, 'whale-rsft-batch');
+      assert.equal(header.policyVersion, model);
+      assert.equal(examples.length, header.examples);
+      assert.ok(examples.every((e) => (e.completionTokenIds as number[]).length === (e.lossMask as number[]).length && (e.promptTokenIds as number[]).length > 0));
+    }
   } finally {
     await served.stop();
   }

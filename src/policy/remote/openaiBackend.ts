@@ -9,8 +9,12 @@
  * `tokenIds: false`), which is enough for harness search and evaluation but not for RSFT.
  *
  * It has no trainer: `capabilities().update` is 'none' and `train` refuses. The engine checks this
- * before a run starts, so a weight phase is refused before any rollout is paid for.
+ * before a run starts, so a weight phase is refused before any rollout is paid for — unless the
+ * config asks (`recordRsft`) for weight phases that record their accepted batches for later training.
  */
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../../core/atomic.js';
 import type { Capabilities, ChatRequest, ChatResult, PolicyBackend, TrainExample, TrainHyper, TrainResult } from '../types.js';
 import { JsonHttp, type HttpOptions } from './http.js';
 
@@ -20,6 +24,8 @@ export interface OpenAICompatibleOptions extends Omit<HttpOptions, 'baseUrl'> {
   model: string;
   /** Context length when the server does not tell (vLLM reports `max_model_len` on /v1/models). */
   maxContext?: number;
+  /** When set, `train` writes the batch here (JSONL) for later training instead of refusing. */
+  recordDir?: string;
 }
 
 export interface ProbeReport {
@@ -55,7 +61,7 @@ export class OpenAICompatibleBackend implements PolicyBackend {
   }
 
   async capabilities(): Promise<Capabilities> {
-    return { update: 'none', tokenIds: this.probe.tokenIds, logprobs: this.probe.logprobs, maxContext: this.probe.maxContext, chatTemplate: 'server' };
+    return { update: 'none', tokenIds: this.probe.tokenIds, logprobs: this.probe.logprobs, maxContext: this.probe.maxContext, chatTemplate: 'server', ...(this.o.recordDir ? { recordsRsft: true } : {}) };
   }
 
   currentVersion(): string {
@@ -86,8 +92,18 @@ export class OpenAICompatibleBackend implements PolicyBackend {
     return parseCompletion(json, version, `${this.http.baseUrl}/chat/completions`);
   }
 
-  async train(_examples: TrainExample[], _hyper: TrainHyper): Promise<TrainResult> {
-    throw new CapabilityError(noTrainerMessage(this.http.baseUrl));
+  /**
+   * No trainer: refuses, or with `recordDir` writes the batch (a header line, then one example per
+   * line) to a content-addressed file and leaves the policy as it is.
+   */
+  async train(examples: TrainExample[], hyper: TrainHyper): Promise<TrainResult> {
+    if (!this.o.recordDir) throw new CapabilityError(noTrainerMessage(this.http.baseUrl));
+    const t0 = performance.now();
+    const header = { format: 'whale-rsft-batch', version: 1, policyVersion: this.o.model, hyper, examples: examples.length };
+    const text = [header, ...examples].map((x) => JSON.stringify(x)).join('\n') + '\n';
+    const file = join(this.o.recordDir, `${createHash('sha256').update(text).digest('hex').slice(0, 24)}.jsonl`);
+    writeFileAtomic(file, text);
+    return { version: this.o.model, parentVersion: this.o.model, optimizerSteps: 0, losses: [], trainedTokens: examples.reduce((n, e) => n + e.lossMask.filter((m) => m).length, 0), wallMs: performance.now() - t0 };
   }
 
   async publish(version: string): Promise<void> {
@@ -98,7 +114,7 @@ export class OpenAICompatibleBackend implements PolicyBackend {
 }
 
 export function noTrainerMessage(baseUrl: string): string {
-  return `the openai-compatible backend at ${baseUrl} samples only: it cannot train, so a weight phase cannot run. Use --method harness-only (or whale eval), or a backend that trains ('embedded', 'tinker')`;
+  return `the openai-compatible backend at ${baseUrl} samples only: it cannot train, so a weight phase cannot run. Use --method harness-only (or whale eval), a backend that trains ('embedded', 'tinker'), or "recordRsft": true to record the batches for later training`;
 }
 
 /** GET /models, then a one-token completion asking for token ids and logprobs. */
