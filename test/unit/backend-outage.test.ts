@@ -81,6 +81,12 @@ test('tinker: a weight phase survives its backend being killed and restarted mid
     for (let i = 1; i < steps.length; i++) assert.equal(steps[i].versionBefore, steps[i - 1].versionAfter, 'each step starts from the version the previous one made');
     assert.ok(trained.every((s) => String(s.versionAfter).startsWith('tinker://')));
     assert.equal(j.filter((e) => e.type === 'phase_completed').length, 2);
+    const results = new ResultStore(join(dir, '.whale'));
+    for (const s of steps) {
+      const ts = results.loadTrajectories(String(s.evalKeyHash));
+      assert.equal(ts.length, 12, 'B·G rollouts per step');
+      assert.ok(ts.every((t) => !/policy backend failed/.test(t.terminationDetail ?? '')), 'no rollout failed for the outage');
+    }
   } finally {
     await served.stop();
   }

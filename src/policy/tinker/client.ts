@@ -6,6 +6,7 @@
  * retries of one logical call, and chosen by the caller for training steps so that a repeated step
  * (even after a client restart) is recognised by a server that dedups.
  */
+import { randomUUID } from 'node:crypto';
 import { BackendHttpError, JsonHttp, type HttpOptions } from '../remote/http.js';
 import { API, type AdamParams, type Datum, type ForwardBackwardOutput, type FutureResponse, type SampleOutput, type SamplingParams } from './protocol.js';
 
@@ -72,11 +73,23 @@ export class TinkerClient {
     return (await this.submit(`${API}/asample`, body, undefined, opts.signal)) as SampleOutput;
   }
 
-  /** POST a request that answers a future, then wait for its result. */
+  /**
+   * POST a request that answers a future, then wait for its result. A future the server no longer
+   * knows (it restarted while we waited) means the request died with it: send it again, under the
+   * same key (a training request then meets the restart's own 404 for its model, which the backend
+   * handles).
+   */
   private async submit(path: string, body: unknown, key: string | undefined, signal?: AbortSignal): Promise<unknown> {
-    const f = (await this.http.post(path, body, { idempotencyKey: key, signal })) as FutureResponse;
-    if (!f || typeof f.request_id !== 'string') throw new Error(`${this.http.baseUrl}${path}: expected {request_id, future_id}, got ${JSON.stringify(f)?.slice(0, 200)}`);
-    return this.retrieve(f.request_id, signal);
+    const idempotencyKey = key ?? randomUUID();
+    for (let attempt = 1; ; attempt++) {
+      const f = (await this.http.post(path, body, { idempotencyKey, signal })) as FutureResponse;
+      if (!f || typeof f.request_id !== 'string') throw new Error(`${this.http.baseUrl}${path}: expected {request_id, future_id}, got ${JSON.stringify(f)?.slice(0, 200)}`);
+      try {
+        return await this.retrieve(f.request_id, signal);
+      } catch (e) {
+        if (!(e instanceof BackendHttpError && e.status === 404 && /future/i.test(e.message)) || attempt >= 3) throw e;
+      }
+    }
   }
 
   /** Polls retrieve_future: a 408 means "not ready yet" (the server waited as long as it will). */
