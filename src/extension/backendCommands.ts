@@ -2,7 +2,7 @@
 // engine as environment variables, never written to settings, the run store or logs), launch a
 // backend as a Ray job and stop it. Long work runs in the `whale` CLI, as everywhere else.
 import * as vscode from 'vscode';
-import { register } from './commands.js';
+import { register, workspaceRoot } from './commands.js';
 import { runEngine } from './engineProcess.js';
 
 const SECRET_NAMES = 'whale.secretNames';
@@ -18,17 +18,11 @@ async function secretEnv(context: vscode.ExtensionContext): Promise<Record<strin
   return env;
 }
 
-function root(): string {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  if (!folder) throw new Error('open a folder with a whale.config.json first');
-  return folder.uri.fsPath;
-}
-
 export function registerBackendCommands(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): void {
   const run = async (title: string, args: string[]) => {
     const env = await secretEnv(context);
     return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `WHALE: ${title}`, cancellable: true }, (progress, token) =>
-      runEngine(context.extensionPath, args, root(), log, token, (line) => progress.report({ message: line }), env),
+      runEngine(context.extensionPath, args, workspaceRoot(), log, token, (line) => progress.report({ message: line }), env),
     );
   };
   const command = (id: string, handler: () => Promise<unknown>) => register(context, log, id, handler);

@@ -23,7 +23,7 @@ export function register(context: vscode.ExtensionContext, log: vscode.LogOutput
   );
 }
 
-function workspaceRoot(): string {
+export function workspaceRoot(): string {
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder) throw new Error('open a folder with a whale.config.json first');
   return folder.uri.fsPath;
