@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { registerCommands } from './commands.js';
 import { registerTrajectoryFeatures } from './trajectories/index.js';
+import { registerBackendCommands } from './backendCommands.js';
 
 export function activate(context: vscode.ExtensionContext): void {
   const log = vscode.window.createOutputChannel('WHALE', { log: true });
@@ -10,6 +11,7 @@ export function activate(context: vscode.ExtensionContext): void {
   log.info(`WHALE activated (VS Code ${vscode.version})`);
   registerCommands(context, log);
   registerTrajectoryFeatures(context, { log });
+  registerBackendCommands(context, log);
 }
 
 export function deactivate(): void {}
