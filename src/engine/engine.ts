@@ -14,11 +14,12 @@ import { createProposer } from '../search/createProposer.js';
 import { DOLLAR_BUDGET } from '../search/llm/llmProposer.js';
 import { candidateDir, type RunContext } from './context.js';
 import { evaluate } from './evaluate.js';
-import { runHarnessPhase } from './harnessPhase.js';
+import { acceptPhase, runHarnessPhase } from './harnessPhase.js';
 import { Journal } from './journal.js';
 import { foldRun, ledgerOf, type RunState } from './runState.js';
 import { checkSchedule, phasePlan, weightPhaseShouldStop, type PhasePlan } from './schedule.js';
 import { runWeightStep } from './weightPhase.js';
+import { assertBackendFits } from './backendFit.js';
 
 export interface EngineProject {
   config: WhaleConfig;
@@ -69,7 +70,13 @@ export class Engine {
     const runs = new RunStore(project.storeDir);
     const runId = newRunId(config.method);
     runs.create(runId, { ...config, harness: project.config.harness });
-    return Engine.open(project, runId, hooks);
+    try {
+      return await Engine.open(project, runId, hooks);
+    } catch (e) {
+      // Nothing ran (e.g. the backend cannot train): leave no empty run behind.
+      if (!existsSync(runs.journalFile(runId)) || !new Journal(runs.journalFile(runId)).all().some((x) => x.type === 'run_started')) rmSync(runs.runDir(runId), { recursive: true, force: true });
+      throw e;
+    }
   }
 
   /** Opens an existing run (to resume it or step it), with the policy at the run's current version. */
@@ -82,7 +89,15 @@ export class Engine {
     const started = journal.all().find((e) => e.type === 'run_started');
     const state = started ? foldRun(journal.all()) : undefined;
     const backendCfg = state && config.backend.kind === 'embedded' ? { ...config.backend, model: state.version } : config.backend;
-    const backend = await createBackend(backendCfg, { storeDir: project.storeDir });
+    const log = hooks.log ?? ((l: string) => console.error(l));
+    const backend = await createBackend(backendCfg, { storeDir: project.storeDir, version: state?.version, onRetry: (r) => log(`backend: ${r.reason} — retrying ${r.url} in ${r.delayMs} ms (attempt ${r.attempt})`) });
+    const caps = await backend.capabilities();
+    try {
+      assertBackendFits(config.method, backend.kind, caps, project.configFile);
+    } catch (e) {
+      await backend.close();
+      throw e;
+    }
     const runtime = new HarnessRuntime({ domain, backend, limits: config.sandbox, sampling: config.sampling, concurrency: config.evaluation.concurrency, cacheDir: join(project.storeDir, 'cache', 'bundles') });
     const archive = await HarnessArchive.open(join(project.storeDir, 'archive.git'));
     const abort = new AbortController();
@@ -102,14 +117,14 @@ export class Engine {
       journal,
       searchTasks: domain.tasks('harness').slice(0, searchTaskCount(config, domain.tasks('harness').length)),
       signal: abort.signal,
-      log: hooks.log ?? ((l) => console.error(l)),
+      log,
       progress: hooks.progress ?? (() => {}),
     };
     journal.append('session_started', { pid: process.pid });
     const engine = new Engine(ctx, hooks.proposer ?? createProposer(config.search));
     if (!started) {
       const h0 = await archive.add(config.harness, { parents: [], message: 'h0: the initial harness', meta: { run: runId, round: 0, origin: 'seed', hypothesis: 'the initial harness h0' } });
-      journal.append('run_started', { runId, method: config.method, seed: config.seed, domain: domain.id, h0: h0.treeHash, harness: h0.treeHash, version: backend.currentVersion() });
+      journal.append('run_started', { runId, method: config.method, seed: config.seed, domain: domain.id, h0: h0.treeHash, harness: h0.treeHash, version: backend.currentVersion(), backend: { kind: backend.kind, capabilities: caps } });
       runs.setCurrent(runId);
     }
     return engine;
@@ -203,7 +218,10 @@ export class Engine {
       const stopped = await this.runPhase(plan, state);
       if (stopped) {
         const reason = this.stopReason(plan.kind === 'weight' ? ctx.config.rsft.batchPrompts * ctx.config.rsft.groupSize : ctx.config.search.candidatesPerRound * (ctx.searchTasks.length + 1)) ?? 'stop requested';
-        if (reason.startsWith('budget')) await this.testBestPair();
+        if (reason.startsWith('budget')) {
+          if (await this.closeCutPhase(plan, state, reason)) await this.validate(plan.index);
+          await this.testBestPair();
+        }
         return finish(reason, reason.startsWith('budget'));
       }
       phasesRun++;
@@ -258,6 +276,30 @@ export class Engine {
     ctx.journal.append('phase_completed', { phase: plan.index, kind: 'harness', version: ctx.backend.currentVersion(), harness: r.harness });
     ctx.log(`phase ${plan.index}: accepted harness ${r.harness.slice(0, 12)}`);
     return false;
+  }
+
+  /**
+   * A phase the budget cut short still delivers what was paid for: the weight steps already taken
+   * (the policy moved) or the rounds already scored (the archive-wide best is accepted), marked
+   * `truncated`. A phase cut before any step or round is left open. A stop requested by the user
+   * never comes here: that phase resumes where it stopped.
+   */
+  private async closeCutPhase(plan: PhasePlan, state: RunState, reason: string): Promise<boolean> {
+    const { ctx } = this;
+    const inPhase = (type: string) => ctx.journal.ofType<{ phase: number }>(type).filter((e) => e.phase === plan.index);
+    if (inPhase('phase_completed').length > 0) return true;
+    let harness = state.harness;
+    if (plan.kind === 'weight') {
+      if (inPhase('weight_step').length === 0) return false;
+    } else {
+      if (inPhase('round_done').length === 0) return false;
+      const l = ledgerOf(ctx.journal.all());
+      const left = (ctx.config.budget.rollouts ?? Infinity) - l.trainingRollouts - l.searchRollouts;
+      harness = await acceptPhase(ctx, plan.index, state.harness, (cost) => cost <= left);
+    }
+    ctx.journal.append('phase_completed', { phase: plan.index, kind: plan.kind, version: ctx.backend.currentVersion(), harness, truncated: reason });
+    ctx.log(`phase ${plan.index}: cut short by the ${reason}; closed with what it paid for${plan.kind === 'harness' ? ` (accepted harness ${harness.slice(0, 12)})` : ''}`);
+    return true;
   }
 
   /** The sealed test split, evaluated once at the end for the report only (never for selection). */

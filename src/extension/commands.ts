@@ -4,7 +4,7 @@ import { runEngine } from './engineProcess.js';
 type Handler = (...args: unknown[]) => unknown;
 
 /** Every command is registered once, wrapped with logging, timing and an error message whose button opens the log. */
-function register(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, id: string, handler: Handler): void {
+export function register(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, id: string, handler: Handler): void {
   context.subscriptions.push(
     vscode.commands.registerCommand(id, async (...args: unknown[]) => {
       const started = Date.now();
@@ -15,15 +15,17 @@ function register(context: vscode.ExtensionContext, log: vscode.LogOutputChannel
         return r;
       } catch (e) {
         log.error(`command ${id} failed: ${(e as Error).stack ?? String(e)}`);
-        const choice = await vscode.window.showErrorMessage(`WHALE: ${(e as Error).message}`, 'Open Log');
-        if (choice === 'Open Log') log.show();
+        // Not awaited: the command settles now, whether or not anyone ever clicks the toast.
+        void vscode.window.showErrorMessage(`WHALE: ${(e as Error).message}`, 'Open Log').then((choice) => {
+          if (choice === 'Open Log') log.show();
+        });
         return undefined;
       }
     }),
   );
 }
 
-function workspaceRoot(): string {
+export function workspaceRoot(): string {
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder) throw new Error('open a folder with a whale.config.json first');
   return folder.uri.fsPath;
