@@ -92,6 +92,34 @@ export const RsftSchema = z
   .strict();
 export type RsftConfig = z.infer<typeof RsftSchema>;
 
+/** The `llm` proposer (search.proposer = 'llm'): a model with tools over the archive. Keys come from env vars only. */
+export const LlmProposerSchema = z
+  .object({
+    provider: z.enum(['anthropic', 'openai']).describe("'anthropic' (Messages API) or 'openai' (chat completions; any compatible server by baseUrl)"),
+    model: z.string().min(1),
+    baseUrl: z.string().url().optional().describe('API base URL (default: the provider\'s); e.g. a vLLM server http://host:8000/v1'),
+    apiKeyEnv: z.string().min(1).optional().describe('env var holding the key (default ANTHROPIC_API_KEY / OPENAI_API_KEY)'),
+    temperature: z.number().min(0).max(2).optional(),
+    effort: z.enum(['low', 'medium', 'high', 'xhigh', 'max']).optional().describe('anthropic output_config.effort / openai reasoning_effort; omitted when unset'),
+    maxTokens: z.number().int().positive().default(8192).describe('completion tokens per model call'),
+    requestTimeoutMs: z.number().int().positive().default(600_000).describe('one HTTP request'),
+    sessionTimeoutMs: z.number().int().positive().default(2_400_000).describe('one round\'s whole session (the paper: 2400 s)'),
+    maxRetries: z.number().int().nonnegative().default(5).describe('retries of a transient API error (429, 529, 5xx, timeout)'),
+    retryBaseMs: z.number().int().positive().default(2000).describe('first backoff; doubles per retry'),
+    retryMaxMs: z.number().int().positive().default(120_000).describe('longest sleep between retries, whatever Retry-After says'),
+    price: z
+      .object({
+        inputPerMillion: z.number().nonnegative().describe('dollars per million input tokens'),
+        outputPerMillion: z.number().nonnegative().describe('dollars per million output tokens'),
+      })
+      .strict(),
+    maxDollarsPerRound: z.number().positive().optional().describe('a round\'s session stops before a call that could pass it'),
+    maxToolCalls: z.number().int().positive().default(200).describe('tool calls per session'),
+    toolOutputChars: z.number().int().positive().default(20_000).describe('cap on one tool result (the model pages past it)'),
+  })
+  .strict();
+export type LlmProposerConfig = z.infer<typeof LlmProposerSchema>;
+
 export const SearchSchema = z
   .object({
     proposer: z.enum(['knob', 'llm']).default('knob'),
@@ -100,8 +128,12 @@ export const SearchSchema = z
     pairedSamples: z.number().int().positive().default(2).describe('fresh samples per task in the paired re-evaluation'),
     pairedZ: z.number().nonnegative().default(1).describe('the challenger must beat the incumbent by z standard errors of the paired difference'),
     harnessTasks: z.number().int().positive().optional().describe('evaluate candidates on only the first N tasks of the harness split'),
+    llm: LlmProposerSchema.optional().describe("the llm proposer's settings (required when proposer is 'llm')"),
   })
-  .strict();
+  .strict()
+  .superRefine((s, ctx) => {
+    if (s.proposer === 'llm' && !s.llm) ctx.addIssue({ code: 'custom', path: ['llm'], message: "search.proposer is 'llm' but search.llm (provider, model, price) is missing" });
+  });
 export type SearchConfig = z.infer<typeof SearchSchema>;
 
 export const ScheduleSchema = z

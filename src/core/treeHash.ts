@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Names never part of a candidate's identity. */
-const IGNORED = new Set(['.git', 'node_modules', '.whale-build', '.DS_Store']);
+export const IGNORED = new Set(['.git', 'node_modules', '.whale-build', '.DS_Store']);
 
 function gitObjectHash(type: string, body: Buffer): Buffer {
   return createHash('sha1').update(`${type} ${body.length}\0`).update(body).digest();

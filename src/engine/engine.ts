@@ -10,7 +10,8 @@ import { getDomain } from '../domains/index.js';
 import { HarnessRuntime } from '../harness/runtime.js';
 import { createBackend } from '../policy/index.js';
 import type { Proposer } from '../search/proposer.js';
-import { KnobProposer } from '../search/knobProposer.js';
+import { createProposer } from '../search/createProposer.js';
+import { DOLLAR_BUDGET } from '../search/llm/llmProposer.js';
 import { candidateDir, type RunContext } from './context.js';
 import { evaluate } from './evaluate.js';
 import { acceptPhase, runHarnessPhase } from './harnessPhase.js';
@@ -120,7 +121,7 @@ export class Engine {
       progress: hooks.progress ?? (() => {}),
     };
     journal.append('session_started', { pid: process.pid });
-    const engine = new Engine(ctx, hooks.proposer ?? new KnobProposer());
+    const engine = new Engine(ctx, hooks.proposer ?? createProposer(config.search));
     if (!started) {
       const h0 = await archive.add(config.harness, { parents: [], message: 'h0: the initial harness', meta: { run: runId, round: 0, origin: 'seed', hypothesis: 'the initial harness h0' } });
       journal.append('run_started', { runId, method: config.method, seed: config.seed, domain: domain.id, h0: h0.treeHash, harness: h0.treeHash, version: backend.currentVersion(), backend: { kind: backend.kind, capabilities: caps } });
@@ -148,6 +149,9 @@ export class Engine {
       return `budget: ${spent} of ${b.rollouts} rollouts spent${nextUnit > b.rollouts - spent ? ` (the next unit needs up to ${nextUnit})` : ''}`;
     }
     if (b.dollars !== undefined && l.proposerDollars >= b.dollars) return `budget: $${l.proposerDollars.toFixed(2)} of $${b.dollars} spent`;
+    // The llm proposer stops short of the cap (it never starts a call that could pass it).
+    const capped = ctx.journal.last<{ stopped?: string }>('proposal')?.stopped;
+    if (b.dollars !== undefined && capped?.startsWith(DOLLAR_BUDGET)) return `budget: $${l.proposerDollars.toFixed(4)} of $${b.dollars} spent (${capped})`;
     if (b.wallMinutes !== undefined && l.wallMs >= b.wallMinutes * 60_000) return `budget: ${(l.wallMs / 60_000).toFixed(1)} of ${b.wallMinutes} minutes spent`;
     return undefined;
   }

@@ -1,12 +1,13 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { hashSeed } from '../core/rng.js';
 import { mean, standardError } from '../core/stats.js';
 import { readAnnotations as readStoredAnnotations } from '../archive/annotationStore.js';
 import type { Annotation, CandidateRecord, CandidateScore, Proposal, Proposer } from '../search/proposer.js';
-import { validateCandidate } from '../search/validate.js';
 import { candidateDir, type RunContext } from './context.js';
 import { evaluate } from './evaluate.js';
+import { chargeLostSession, saveSessionLog, sessionLogFile, ValidationCache } from './proposerSession.js';
+import { ledgerOf } from './runState.js';
 import type { PhasePlan } from './schedule.js';
 import { harnessPhaseShouldStop } from './schedule.js';
 
@@ -149,6 +150,7 @@ export async function runHarnessPhase(ctx: RunContext, plan: PhasePlan, incumben
     return out;
   };
   const { min, max } = plan.iterations!;
+  const validations = new ValidationCache(async () => ({ runtime: ctx.runtime, domain: ctx.domain, mode: plan.mode, h0Dir: await h0Dir(ctx), smokeTask: ctx.searchTasks[0] }));
   for (let round = 1; ; round++) {
     const iterationsDone = round; // the seed evaluation is iteration 1
     const done = plan.adaptive ? harnessPhaseShouldStop(bestAfter().slice(0, iterationsDone), { min, max, patience: ctx.config.schedule.adaptive.patienceIterations }) : iterationsDone >= max;
@@ -175,9 +177,25 @@ export async function runHarnessPhase(ctx: RunContext, plan: PhasePlan, incumben
         pastReports: ctx.journal.ofType<{ round: number; report: string }>('proposal').map((p) => ({ round: p.round, text: p.report })),
       };
       ctx.log(`phase ${phase} round ${round}: asking the ${proposer.kind} proposer for ${ctx.config.search.candidatesPerRound} candidates`);
-      const p = await proposer.propose({ round, count: ctx.config.search.candidatesPerRound, view, outDir, seed: hashSeed(`propose/${ctx.config.seed}/${phase}/${round}`), signal: ctx.signal });
-      proposal = ctx.journal.append('proposal', { phase, round, candidates: p.candidates, report: p.report, dollars: p.dollars, proposer: proposer.kind });
-      if (p.log) ctx.journal.append('proposer_log', { phase, round, entries: p.log.length });
+      const logFile = sessionLogFile(ctx.runDir, phase, round);
+      chargeLostSession(ctx, phase, round, logFile);
+      const budget = ctx.config.budget.dollars;
+      const dollarsLeft = budget === undefined ? undefined : Math.max(0, budget - ledgerOf(ctx.journal.all()).proposerDollars);
+      const validate = async (dir: string) => {
+        const v = await validations.validate(dir);
+        return { ok: v.ok, reasons: v.ok ? [] : v.reasons, warnings: v.warnings };
+      };
+      let p: Proposal;
+      try {
+        p = await proposer.propose({ round, count: ctx.config.search.candidatesPerRound, view, outDir, seed: hashSeed(`propose/${ctx.config.seed}/${phase}/${round}`), signal: ctx.signal, validate, logFile, ...(dollarsLeft !== undefined ? { dollarsLeft } : {}) });
+      } catch (e) {
+        chargeLostSession(ctx, phase, round, logFile); // what the failed session spent is in the ledger now
+        throw e;
+      }
+      saveSessionLog(logFile, p.log);
+      ctx.log(`  ${proposer.kind} proposer: ${p.candidates.length} candidate(s), $${p.dollars.toFixed(4)}`);
+      proposal = ctx.journal.append('proposal', { phase, round, candidates: p.candidates, report: p.report, dollars: p.dollars, proposer: proposer.kind, ...(p.stopped ? { stopped: p.stopped } : {}), sessionLog: relative(ctx.runDir, logFile) });
+      if (p.stopped) ctx.log(`  the proposer stopped early: ${p.stopped}`);
     }
     for (const c of proposal.candidates) {
       if (!existsSync(join(c.dir, 'harness.json')) && !existsSync(c.dir)) {
@@ -187,7 +205,7 @@ export async function runHarnessPhase(ctx: RunContext, plan: PhasePlan, incumben
       const added = await ctx.archive.add(c.dir, { parents: c.parents, message: c.hypothesis.split('\n')[0] || 'candidate', meta: { run: ctx.runId, round, origin: 'proposer', proposer: proposer.kind, hypothesis: c.hypothesis } });
       const treeHash = added.treeHash;
       if (inPhase<ScoredEvent>('candidate_scored').some((e) => e.treeHash === treeHash) || inPhase<{ treeHash: string; phase: number }>('candidate_invalid').some((e) => e.treeHash === treeHash)) continue;
-      const v = await validateCandidate(await candidateDir(ctx, treeHash), { runtime: ctx.runtime, domain: ctx.domain, mode: plan.mode, h0Dir: await h0Dir(ctx), smokeTask: ctx.searchTasks[0] });
+      const v = await validations.validate(await candidateDir(ctx, treeHash), treeHash);
       if (!v.ok) {
         ctx.journal.append('candidate_invalid', { phase, round, treeHash, reasons: v.reasons, newRollouts: v.smokeRollouts ?? 0, spent: [{ key: `smoke/${phase}/${treeHash}`, rollouts: v.smokeRollouts ?? 0 }] });
         ctx.log(`  candidate ${treeHash.slice(0, 8)} invalid: ${v.reasons.join('; ')}`);

@@ -81,7 +81,7 @@ export function ledgerOf(entries: readonly JournalEntry[]): Ledger {
     lastAt = at;
     const category = CATEGORY[e.type];
     if (category) l[category] += spentBy(e, seen);
-    if (e.type === 'proposal') l.proposerDollars += num(e.dollars);
+    if (e.type === 'proposal' || e.type === 'proposer_session_lost') l.proposerDollars += num(e.dollars);
   }
   if (sessionStart !== undefined && lastAt !== undefined) l.wallMs += lastAt - sessionStart;
   return l;

@@ -1,7 +1,7 @@
 /**
  * The proposer interface: what the harness phase calls once per round to get new candidates.
  * Two kinds implement it: `knob` (offline, seeded mutation of declared knobs and prompt variants;
- * knobProposer.ts) and `llm` (a model with file-system tools over the archive; a later issue).
+ * knobProposer.ts) and `llm` (a model with file-system tools over the archive; llm/llmProposer.ts).
  *
  * The harness phase builds an ArchiveView (read-only: sources through `materialize`, scores per
  * policy version, per-task results, trajectories, annotations, past round reports), hands it to
@@ -88,6 +88,20 @@ export interface ProposeRequest {
   /** Seed for everything random in the proposer: the same view + seed gives the same proposals. */
   seed: number;
   signal?: AbortSignal;
+  /**
+   * Validates a candidate folder the way the harness phase will (FST rules, manifest, bundle, smoke
+   * run), so a proposer can hand a failing candidate back to its author once. Results are cached by
+   * tree hash: the phase does not pay for the smoke run twice.
+   */
+  validate?(dir: string): Promise<{ ok: boolean; reasons: string[]; warnings?: string[] }>;
+  /**
+   * A JSON-lines file the proposer appends its session log to as it goes (each model call with its
+   * tokens and cost, each tool call): written durably, so money spent by a session that crashes is
+   * still on record (the harness phase charges it to the ledger on resume).
+   */
+  logFile?: string;
+  /** Dollars the run may still spend on proposals (the budget's remainder); undefined = no run cap. */
+  dollarsLeft?: number;
 }
 
 export interface ProposedCandidate {
@@ -107,6 +121,8 @@ export interface Proposal {
   dollars: number;
   /** Proposer session log (tool calls, costs) for the run store. */
   log?: unknown[];
+  /** Why the session ended before writing all candidates (a dollar cap, a tool-call cap, a timeout). */
+  stopped?: string;
 }
 
 export interface Proposer {
