@@ -10,17 +10,18 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { format, parseArgs } from 'node:util';
-import { builtSuites, defaultFixture, prepareWorkspace, repo, seededSettings, suitesOut, untrustedSuite } from './workspace.mjs';
+import { builtSuites, defaultFixture, prepareWorkspace, repo, seededSettings, suitesOut, untrustedSuite, vsixSuite } from './workspace.mjs';
 
 const USAGE = `usage: node test/vscode/run.mjs [options]
   --suite NAME          run only suite NAME (file test/vscode/suite/NAME.test.ts); repeatable.
-                        Default: every suite, in two sessions: the trusted ones, then *.untrusted ones.
+                        Default: every suite, one VS Code session per kind: the development
+                        folder trusted, then *.untrusted suites, then *.vsix suites (installed)
   --trusted true|false  false keeps Workspace Trust on and the folder untrusted (default: true,
                         except for suites named *.untrusted, which always run untrusted)
   --workspace DIR       fixture folder; a fresh temp copy is opened (default test/vscode/fixtures/project)
   --extension DIR       extensionDevelopmentPath (default: the repository)
-  --installed-vsix FILE install this .vsix into the VS Code (offline) and test the INSTALLED
-                        extension instead of a development path
+  --installed-vsix FILE the session of *.vsix suites installs this .vsix (offline, with
+                        code-server --install-extension) and tests the INSTALLED extension
   --screenshot FILE     save a PNG of the workbench when a session ends; repeatable (one per session)
   --env KEY=VALUE       set in the extension host's environment; repeatable
   --timeout SECONDS     per session (default 600)
@@ -71,16 +72,21 @@ for (const kv of args.env ?? []) {
 const vsix = args['installed-vsix'] ? resolve(args['installed-vsix']) : undefined;
 if (vsix && !existsSync(vsix)) fail(`${vsix} does not exist`);
 
-// Sessions: one VS Code per trust mode. A suite's name says its mode (*.untrusted), so a suite that
-// checks the untrusted behaviour can never be run trusted by accident.
+// Sessions: one VS Code per kind of suite, told by its name: the development folder trusted, then
+// untrusted (*.untrusted), then the extension installed from a .vsix (*.vsix). A suite that checks
+// the untrusted behaviour can never run trusted by accident.
 const built = builtSuites();
 const wanted = args.suite ?? built;
 for (const s of wanted) if (!built.includes(s)) fail(`no built suite '${s}' in ${suitesOut} (built: ${built.join(', ') || 'none'})`);
+if (!vsix && args.suite?.some(vsixSuite)) fail(`suite(s) ${args.suite.filter(vsixSuite).join(', ')} test an installed .vsix: pass --installed-vsix FILE (npm run package makes one)`);
 const isUntrusted = (s) => untrustedSuite(s) || args.trusted === 'false';
 const sessions = [
-  { trusted: true, suites: wanted.filter((s) => !isUntrusted(s)) },
-  { trusted: false, suites: wanted.filter(isUntrusted) },
+  { trusted: true, suites: wanted.filter((s) => !isUntrusted(s) && !vsixSuite(s)) },
+  { trusted: false, suites: wanted.filter((s) => isUntrusted(s) && !vsixSuite(s)) },
+  { trusted: args.trusted !== 'false', vsix, suites: vsix ? wanted.filter(vsixSuite) : [] },
 ].filter((s) => s.suites.length > 0);
+const notRun = vsix ? [] : wanted.filter(vsixSuite);
+if (notRun.length) console.log(`[run] not running ${notRun.join(', ')}: they need --installed-vsix FILE`);
 
 const t0 = Date.now();
 const say = (...a) => console.log(`[run +${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
@@ -117,6 +123,15 @@ const NOISE = [/^\[AgentHost/, /^\[ChatModelSelection\]/, /^\[AccountPolicyGate\
   /^Timed out waiting for authentication provider 'github' to register/, /^Creation of workbench contribution '[^']+' took \d+ms\.$/,
   /^\s+at .*workbench\.js/];
 
+// VS Code runs extensionTestsPath only in a window with an extension under development. To test
+// the INSTALLED extension, the development extension is an empty one with another id.
+function testHostExtension(tmp) {
+  const dir = join(tmp, 'test-host-extension');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'whale-it-test-host', publisher: 'whale-dev', version: '0.0.0', engines: { vscode: '*' } }));
+  return dir;
+}
+
 async function runSession(session, index) {
   const tmp = mkdtempSync(join(tmpdir(), 'whale-vscode-it-'));
   if (!args.keep) cleanups.push(() => rmSync(tmp, { recursive: true, force: true }));
@@ -133,10 +148,11 @@ async function runSession(session, index) {
   writeFileSync(cfg, ''); // otherwise code-server writes ~/.config/code-server/config.yaml
   const common = [codeServer, '--config', cfg, '--user-data-dir', userData, '--extensions-dir', extensionsDir];
   const env = { ...process.env, ...extraEnv, WHALE_IT_SUITES: session.suites.join(','), WHALE_IT_TRUSTED: String(session.trusted) };
-  if (vsix) {
-    const r = spawnSync(node24, [...common, '--install-extension', vsix], { encoding: 'utf8', env });
-    if (r.status !== 0) fail(`installing ${vsix} failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
-    say(`installed ${basename(vsix)}: ${r.stdout.trim().split('\n').pop()}`);
+  if (session.vsix) {
+    // The way a person installs a downloaded .vsix; nothing is fetched.
+    const r = spawnSync(node24, [...common, '--install-extension', session.vsix], { encoding: 'utf8', env });
+    if (r.status !== 0) fail(`installing ${session.vsix} failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
+    say(`installed ${basename(session.vsix)}: ${r.stdout.trim().split('\n').pop()}`);
   }
 
   const port = await freePort();
@@ -156,7 +172,7 @@ async function runSession(session, index) {
   server.stdout.on('data', keepOut);
   server.stderr.on('data', keepOut);
 
-  const label = `session ${index + 1}/${sessions.length} (${session.trusted ? 'trusted' : 'UNTRUSTED'}: ${session.suites.join(', ')})`;
+  const label = `session ${index + 1}/${sessions.length} (${session.vsix ? 'installed .vsix, ' : ''}${session.trusted ? 'trusted' : 'UNTRUSTED'}: ${session.suites.join(', ')})`;
   if (!(await waitHealthy(`http://${host}/healthz`, 120_000, server))) {
     console.error(serverOut);
     return { code: 2, passed: 0, failed: 1, why: `${label}: code-server did not come up on ${host}` };
@@ -186,7 +202,7 @@ async function runSession(session, index) {
 
   const remote = (p) => `vscode-remote://${host}${p}`;
   const payload = [
-    ...(vsix ? [] : [['extensionDevelopmentPath', remote(resolve(args.extension ?? repo))]]),
+    ['extensionDevelopmentPath', remote(session.vsix ? testHostExtension(tmp) : resolve(args.extension ?? repo))],
     ['extensionTestsPath', remote(testsEntry)], ['skipWelcome', 'true'], ['skipReleaseNotes', 'true'],
     // Client log level: console output of the extension host reaches codeAutomationLog only at info.
     ['logLevel', process.env.VSCODE_IT_CLIENT_LOG ?? 'info'],

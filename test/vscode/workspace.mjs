@@ -17,6 +17,8 @@ export function builtSuites() {
 
 /** A suite named *.untrusted runs with Workspace Trust on and its folder untrusted. */
 export const untrustedSuite = (name) => name.endsWith('.untrusted');
+/** A suite named *.vsix runs against the extension installed from a .vsix, not the development folder. */
+export const vsixSuite = (name) => name.endsWith('.vsix');
 
 const isObject = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
 const deepMerge = (a, b) => (isObject(a) && isObject(b)
