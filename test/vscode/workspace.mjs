@@ -66,7 +66,7 @@ export function seededSettings(userDataDir, { trusted }) {
     'chat.disableAIFeatures': true, 'extensions.autoCheckUpdates': false, 'extensions.autoUpdate': false,
     'extensions.ignoreRecommendations': true, 'telemetry.telemetryLevel': 'off', 'update.mode': 'none',
     'workbench.startupEditor': 'none', 'workbench.tips.enabled': false, 'git.autoRepositoryDetection': false,
-    'workbench.enableExperiments': false, 'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'workbench.enableExperiments': false, 'workbench.secondarySideBar.defaultVisibility': 'hidden', 'explorer.compactFolders': false,
     'security.workspace.trust.enabled': !trusted,
     ...(trusted ? {} : { 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.emptyWindow': false }),
   }, null, 1));
