@@ -16,10 +16,11 @@ const STEPS = [
   {
     name: 'project',
     shot: 'project-config.png',
-    caption: 'A WHALE project: whale.config.json validated against the shipped schema',
+    caption: 'A WHALE project opened in VS Code: whale.config.json and the h0 harness',
     async run(ui) {
       await ui.expandInExplorer('harnesses');
-      await ui.openFile('whale.config.json');
+      await ui.expandInExplorer('h0');
+      await ui.openFile('whale.config.json', '"backend"');
     },
   },
   {
@@ -95,9 +96,10 @@ const ui = {
     await row.waitFor({ timeout: 30_000 });
     if ((await row.getAttribute('aria-expanded')) !== 'true') await row.click();
   },
-  async openFile(label) {
+  async openFile(label, showing) {
     await explorerRow(label).dblclick();
     await page.locator('.editor-group-container .tab.active', { hasText: label }).waitFor({ timeout: 30_000 });
+    await page.locator('.editor-group-container .monaco-editor .view-lines', { hasText: showing }).first().waitFor({ timeout: 60_000 });
   },
   // Extension menu items appear only once the extension host has registered the extension, which
   // can take a while after the explorer shows: reopen the menu until the item is there.
