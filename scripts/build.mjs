@@ -22,7 +22,9 @@ const ESM_CJS_SHIMS = [
 const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: 'warning' };
 
 await Promise.all([
-  build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', format: 'cjs', external: ['vscode'] }),
+  // mainFields: jsonc-parser's UMD build requires its own files dynamically, which a bundle cannot
+  // follow; its ESM build bundles cleanly.
+  build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', format: 'cjs', external: ['vscode'], mainFields: ['module', 'main'] }),
   build({
     ...common,
     entryPoints: { cli: 'src/cli/main.ts' },
@@ -38,10 +40,13 @@ await Promise.all([
   // The harness runtime looks beside the CLI bundle for the SDK (aliased as 'whale-harness' when a
   // candidate is bundled) and for the worker bootstrap (src/harness/assets.ts).
   build({ ...common, sourcemap: false, entryPoints: ['src/harness/worker/bootstrap.ts'], outfile: 'dist/whale-bootstrap.mjs', format: 'esm', minify: true }),
+  // The dashboard webview: its script with uPlot and zod, its stylesheet with uPlot's, nothing
+  // loaded from anywhere else (the panel's CSP allows only these two files).
+  build({ bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: true, logLevel: 'warning', entryPoints: { dashboard: 'src/extension/dashboard/webview/main.ts' }, outdir: 'media/dist' }),
 ]);
 mkdirSync('dist', { recursive: true });
 copyFileSync('src/harness/sdk.ts', 'dist/whale-harness-sdk.ts');
 const wasmDir = dirname(createRequire(import.meta.url).resolve('@tensorflow/tfjs-backend-wasm'));
 const wasm = readdirSync(wasmDir).filter((f) => f.endsWith('.wasm'));
 for (const f of wasm) copyFileSync(join(wasmDir, f), join('dist', f));
-console.log(`built dist/extension.cjs, dist/cli.mjs, dist/whale-bootstrap.mjs, dist/whale-harness-sdk.ts, ${wasm.length} tfjs .wasm files`);
+console.log(`built dist/extension.cjs, dist/cli.mjs, dist/whale-bootstrap.mjs, dist/whale-harness-sdk.ts, ${wasm.length} tfjs .wasm files, media/dist/dashboard.{js,css}`);

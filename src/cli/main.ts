@@ -6,6 +6,8 @@ import { serveCommand } from './serveCommand.js';
 import { domainsCommand } from './domainsCommand.js';
 import { runCommand, statusCommand, stepCommand, stopCommand } from './runCommands.js';
 import { reportCommand } from './reportCommand.js';
+import { annotateCommand } from './annotateCommand.js';
+import { backendCommand } from './backendCommand.js';
 
 export interface CommandSpec {
   summary: string;
@@ -24,6 +26,8 @@ const COMMANDS: Record<string, CommandSpec> = {
   eval: evalCommand,
   serve: serveCommand,
   domains: domainsCommand,
+  annotate: annotateCommand,
+  backend: backendCommand,
 };
 
 function help(): string {

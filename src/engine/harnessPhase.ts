@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashSeed } from '../core/rng.js';
 import { mean, standardError } from '../core/stats.js';
-import type { CandidateRecord, CandidateScore, Proposal, Proposer } from '../search/proposer.js';
+import { readAnnotations as readStoredAnnotations } from '../archive/annotationStore.js';
+import type { Annotation, CandidateRecord, CandidateScore, Proposal, Proposer } from '../search/proposer.js';
 import { validateCandidate } from '../search/validate.js';
 import { candidateDir, type RunContext } from './context.js';
 import { evaluate } from './evaluate.js';
@@ -235,18 +236,7 @@ async function h0Dir(ctx: RunContext): Promise<string> {
   return candidateDir(ctx, String(start?.h0));
 }
 
-/** Annotations people wrote on this run's trajectories (the proposer reads them). */
-export function readAnnotations(ctx: Pick<RunContext, 'runDir'>): { text: string; harnessHash?: string; taskId?: string; trajectoryId?: string }[] {
-  const f = join(ctx.runDir, 'annotations.jsonl');
-  if (!existsSync(f)) return [];
-  return readFileSync(f, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as { text: string }];
-      } catch {
-        return [];
-      }
-    });
+/** Annotations people wrote on this run's trajectories, deleted ones left out (the proposer reads them). */
+export function readAnnotations(ctx: Pick<RunContext, 'runDir'>): Annotation[] {
+  return readStoredAnnotations(ctx.runDir);
 }

@@ -4,7 +4,7 @@ import { runEngine } from './engineProcess.js';
 type Handler = (...args: unknown[]) => unknown;
 
 /** Every command is registered once, wrapped with logging, timing and an error message whose button opens the log. */
-function register(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, id: string, handler: Handler): void {
+export function register(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, id: string, handler: Handler): void {
   context.subscriptions.push(
     vscode.commands.registerCommand(id, async (...args: unknown[]) => {
       const started = Date.now();
@@ -25,7 +25,7 @@ function register(context: vscode.ExtensionContext, log: vscode.LogOutputChannel
   );
 }
 
-function workspaceRoot(): string {
+export function workspaceRoot(): string {
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder) throw new Error('open a folder with a whale.config.json first');
   return folder.uri.fsPath;

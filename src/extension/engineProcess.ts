@@ -9,13 +9,14 @@ export interface EngineRun {
 
 /**
  * Runs the `whale` CLI as a child process in the workspace folder, relaying its stderr (progress)
- * to the log and killing it when the user cancels.
+ * to the log and killing it when the user cancels. `env` adds variables (API keys from SecretStorage;
+ * their values are never logged).
  */
-export function runEngine(extensionPath: string, args: string[], cwd: string, log: vscode.LogOutputChannel, token?: vscode.CancellationToken, onLine?: (line: string) => void): Promise<EngineRun> {
+export function runEngine(extensionPath: string, args: string[], cwd: string, log: vscode.LogOutputChannel, token?: vscode.CancellationToken, onLine?: (line: string) => void, env: Record<string, string> = {}): Promise<EngineRun> {
   const cli = join(extensionPath, 'bin', 'whale.js');
   log.info(`engine: whale ${args.join(' ')} (cwd ${cwd})`);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd, env: process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32' });
+    const child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32' });
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     let buf = '';
