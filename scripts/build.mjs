@@ -1,8 +1,23 @@
 // Bundles the extension (CommonJS, `vscode` external — VS Code loads it with require) and the CLI
-// engine (ESM). Dependencies stay external for the CLI: they are installed beside it, and tfjs's
-// wasm binaries and esbuild's native binary must be found on disk at run time anyway.
-import { copyFileSync, mkdirSync } from 'node:fs';
+// engine (ESM). The CLI bundles its pure-JS dependencies, so an installed .vsix has a working engine
+// without node_modules; what must exist on disk at run time stays external and is shipped as files
+// (.vscodeignore): esbuild's native binary, resvg's native addon, the DejaVu fonts, and tfjs's
+// .wasm binaries, which the bundled wasm backend loads from the bundle's own folder (__dirname).
+import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
+
+const ENGINE_EXTERNALS = ['esbuild', '@resvg/resvg-js', 'dejavu-fonts-ttf'];
+// Bundled CommonJS code still says require/__dirname/__filename; in an ESM bundle they are defined here.
+const ESM_CJS_SHIMS = [
+  "import { createRequire as __whaleCreateRequire } from 'node:module';",
+  "import { fileURLToPath as __whaleFileURLToPath } from 'node:url';",
+  "import { dirname as __whalePathDirname } from 'node:path';",
+  'const require = __whaleCreateRequire(import.meta.url);',
+  'const __whaleFilename = __whaleFileURLToPath(import.meta.url);',
+  'const __whaleDirname = __whalePathDirname(__whaleFilename);',
+].join(' ');
 
 const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: 'warning' };
 
@@ -16,8 +31,11 @@ await Promise.all([
     outdir: 'dist',
     outExtension: { '.js': '.mjs' },
     format: 'esm',
-    packages: 'external',
-    banner: { js: "import { createRequire as __whaleCreateRequire } from 'node:module'; const require = __whaleCreateRequire(import.meta.url);" },
+    external: ENGINE_EXTERNALS,
+    // jsonc-parser's "main" is a UMD build whose dynamic require()s esbuild cannot follow.
+    alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
+    define: { __dirname: '__whaleDirname', __filename: '__whaleFilename' },
+    banner: { js: ESM_CJS_SHIMS },
   }),
   // The harness runtime looks beside the CLI bundle for the SDK (aliased as 'whale-harness' when a
   // candidate is bundled) and for the worker bootstrap (src/harness/assets.ts).
@@ -28,4 +46,7 @@ await Promise.all([
 ]);
 mkdirSync('dist', { recursive: true });
 copyFileSync('src/harness/sdk.ts', 'dist/whale-harness-sdk.ts');
-console.log('built dist/extension.cjs, dist/cli.mjs, dist/whale-bootstrap.mjs, dist/whale-harness-sdk.ts, media/dist/dashboard.{js,css}');
+const wasmDir = dirname(createRequire(import.meta.url).resolve('@tensorflow/tfjs-backend-wasm'));
+const wasm = readdirSync(wasmDir).filter((f) => f.endsWith('.wasm'));
+for (const f of wasm) copyFileSync(join(wasmDir, f), join('dist', f));
+console.log(`built dist/extension.cjs, dist/cli.mjs, dist/whale-bootstrap.mjs, dist/whale-harness-sdk.ts, ${wasm.length} tfjs .wasm files, media/dist/dashboard.{js,css}`);

@@ -17,6 +17,8 @@ export function builtSuites() {
 
 /** A suite named *.untrusted runs with Workspace Trust on and its folder untrusted. */
 export const untrustedSuite = (name) => name.endsWith('.untrusted');
+/** A suite named *.vsix runs against the extension installed from a .vsix, not the development folder. */
+export const vsixSuite = (name) => name.endsWith('.vsix');
 
 const isObject = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
 const deepMerge = (a, b) => (isObject(a) && isObject(b)
@@ -64,7 +66,7 @@ export function seededSettings(userDataDir, { trusted }) {
     'chat.disableAIFeatures': true, 'extensions.autoCheckUpdates': false, 'extensions.autoUpdate': false,
     'extensions.ignoreRecommendations': true, 'telemetry.telemetryLevel': 'off', 'update.mode': 'none',
     'workbench.startupEditor': 'none', 'workbench.tips.enabled': false, 'git.autoRepositoryDetection': false,
-    'workbench.enableExperiments': false, 'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'workbench.enableExperiments': false, 'workbench.secondarySideBar.defaultVisibility': 'hidden', 'explorer.compactFolders': false,
     'security.workspace.trust.enabled': !trusted,
     ...(trusted ? {} : { 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.emptyWindow': false }),
   }, null, 1));
