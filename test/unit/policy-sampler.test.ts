@@ -120,7 +120,8 @@ test('concurrent requests are decoded together, and late arrivals join a running
   const s = new BatchSampler(random, tok);
   const p = countPrompt();
   const first = Array.from({ length: 8 }, (_, i) => s.generate({ promptIds: p, temperature: 1, seed: i, maxTokens: 30 }));
-  await new Promise((r) => setTimeout(r, 5));
+  // Wait for the first decoding step rather than a fixed time: a loaded machine may not have begun.
+  while (s.stats.steps === 0) await new Promise((r) => setImmediate(r));
   const stepsBefore = s.stats.steps;
   const late = Array.from({ length: 4 }, (_, i) => s.generate({ promptIds: p, temperature: 1, seed: 100 + i, maxTokens: 30 }));
   await Promise.all([...first, ...late]);
