@@ -44,7 +44,7 @@ export interface RunNode {
   cycles: CycleNode[];
   /** The phase in progress (running or interrupted). */
   current?: PhaseNode;
-  /** pid of the engine session that is running the run now. */
+  /** pid of the run's latest engine session (alive only when the status is 'running'). */
   pid?: number;
 }
 
@@ -110,7 +110,7 @@ export function runModel(id: string, entries: readonly JournalEntry[], opts: Run
   const alive = pid !== undefined && !sessionEnded && isAlive(pid);
 
   if (!entries.some((e) => e.type === 'run_started')) {
-    return { id, status: alive ? 'running' : 'not started', cycles: [], ...(alive ? { pid } : {}) };
+    return { id, status: alive ? 'running' : 'not started', cycles: [], ...(pid !== undefined ? { pid } : {}) };
   }
   const state = foldRun(entries);
   const phases = entries.filter((e) => e.type === 'phase_started').map((s) => phaseNode(s, entries, opts));
@@ -139,7 +139,7 @@ export function runModel(id: string, entries: readonly JournalEntry[], opts: Run
     detail = `${state.nextPhase} phase(s) completed; the next step continues the schedule`;
   }
   if (open && status === 'interrupted') open.status = 'interrupted';
-  return { id, status, ...(detail ? { detail } : {}), state, cycles, ...(open ? { current: open } : {}), ...(alive ? { pid } : {}) };
+  return { id, status, ...(detail ? { detail } : {}), state, cycles, ...(open ? { current: open } : {}), ...(pid !== undefined ? { pid } : {}) };
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
