@@ -35,7 +35,8 @@ export function register(context: vscode.ExtensionContext, log: vscode.LogOutput
         return r;
       } catch (e) {
         log.error(`command ${id} failed after ${Date.now() - started} ms: ${(e as Error).stack ?? String(e)}`);
-        vscode.window.showErrorMessage(`WHALE: ${(e as Error).message}`, 'Open Log').then((choice) => {
+        // Not awaited: the command settles now, whether or not anyone ever clicks the toast.
+        void vscode.window.showErrorMessage(`WHALE: ${(e as Error).message}`, 'Open Log').then((choice) => {
           if (choice === 'Open Log') log.show();
         });
         return undefined;
