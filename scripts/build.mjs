@@ -7,7 +7,8 @@ import { build } from 'esbuild';
 const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: 'warning' };
 
 await Promise.all([
-  build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', format: 'cjs', external: ['vscode'] }),
+  // mainFields: jsonc-parser's UMD build (its `main`) requires files esbuild cannot see; its ESM build bundles.
+  build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', format: 'cjs', external: ['vscode'], mainFields: ['module', 'main'] }),
   build({
     ...common,
     entryPoints: { cli: 'src/cli/main.ts' },

@@ -123,11 +123,13 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   cmd('whale.showLogs', () => log.show());
 
-  cmd('whale.newProject', async () => {
+  /** Arguments skip the questions (automation, tests): `{ domain, template, overwrite }`. */
+  cmd('whale.newProject', async (arg?: unknown) => {
+    const given = (arg && typeof arg === 'object' ? arg : {}) as { domain?: string; template?: string; overwrite?: boolean };
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!folder) throw new Error('open an (empty) folder first: File → Open Folder');
     const root = folder.uri.fsPath;
-    if (existsSync(join(root, 'whale.config.json'))) {
+    if (existsSync(join(root, 'whale.config.json')) && !given.overwrite) {
       const ok = await vscode.window.showWarningMessage('This folder already has a whale.config.json. Overwrite it?', { modal: true }, 'Overwrite');
       if (ok !== 'Overwrite') return undefined;
     }
@@ -137,9 +139,10 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       const [id, regime, ...title] = l.trim().split(/\s+/);
       return { label: id, description: regime, detail: title.join(' ') };
     });
-    const domain = await vscode.window.showQuickPick(domains, { title: 'WHALE: New Project (1/2): domain', placeHolder: 'the task domain the agent learns' });
+    const domain = given.domain ? domains.find((d) => d.label === given.domain) : await vscode.window.showQuickPick(domains, { title: 'WHALE: New Project (1/2): domain', placeHolder: 'the task domain the agent learns' });
+    if (given.domain && !domain) throw new Error(`unknown domain '${given.domain}' (known: ${domains.map((d) => d.label).join(', ')})`);
     if (!domain) return undefined;
-    const template = await vscode.window.showQuickPick(
+    const template = given.template ? { label: given.template } : await vscode.window.showQuickPick(
       [
         { label: 'tiny', detail: 'a phase in a minute or two on a laptop CPU: small splits, k = 1, a small budget' },
         { label: 'standard', detail: 'the embedded default: a whole two-cycle WHALE run in minutes to an hour on a CPU' },
@@ -272,11 +275,11 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   });
 
   const proposals = context.workspaceState;
-  cmd('whale.proposeFromHere', async (arg?: unknown) => {
+  cmd('whale.proposeFromHere', async (arg?: unknown, nameArg?: unknown) => {
     const n = candidateArg(arg) ?? (await pickCandidate('WHALE: Propose From Here'));
     if (!n) return undefined;
     const p = requireProject();
-    const name = await vscode.window.showInputBox({
+    const name = typeof nameArg === 'string' ? nameArg : await vscode.window.showInputBox({
       title: 'WHALE: Propose From Here',
       prompt: 'Name of the editable copy (under harnesses/proposals/)',
       value: `${n.treeHash.slice(0, 8)}-edit`,

@@ -11,19 +11,19 @@ export interface EngineRun {
 }
 
 /**
- * The program that runs the `whale` CLI. Inside VS Code `process.execPath` is the editor's own
- * binary, not node: a `node` from the `whale.nodePath` setting or the PATH is preferred (the harness
- * sandbox re-spawns it), else the editor's binary in node mode.
+ * The program that runs the `whale` CLI. The editor's own runtime is the last resort: inside VS Code
+ * `process.execPath` is the editor binary (node only with ELECTRON_RUN_AS_NODE) and in a remote or
+ * web host it is whatever Node the server ships; the engine and the harness sandbox it spawns are
+ * tested on the project's Node. So: the `whale.nodePath` setting, else `node` on the PATH.
  */
 export function nodeCommand(): { command: string; env: Record<string, string> } {
   const configured = vscode.workspace.getConfiguration('whale').get<string>('nodePath');
   if (configured) return { command: configured, env: {} };
-  if (!process.versions.electron) return { command: process.execPath, env: {} };
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     const candidate = join(dir, process.platform === 'win32' ? 'node.exe' : 'node');
     if (dir && existsSync(candidate)) return { command: candidate, env: {} };
   }
-  return { command: process.execPath, env: { ELECTRON_RUN_AS_NODE: '1' } };
+  return { command: process.execPath, env: process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {} };
 }
 
 function cliPath(extensionPath: string): string {
@@ -116,7 +116,7 @@ export class PhaseProcess {
     this.logFile = join(opts.logDir, `engine-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
     const fd = openSync(this.logFile, 'a');
     const node = nodeCommand();
-    opts.log.info(`engine: whale ${args.join(' ')} (cwd ${opts.cwd}; output ${this.logFile}; keys passed: ${Object.keys(opts.env).join(', ') || 'none'})`);
+    opts.log.info(`engine: ${node.command} whale ${args.join(' ')} (cwd ${opts.cwd}; output ${this.logFile}; keys passed: ${Object.keys(opts.env).join(', ') || 'none'})`);
     const child = spawn(node.command, [cliPath(opts.extensionPath), ...args], { cwd: opts.cwd, env: { ...process.env, ...node.env, ...opts.env }, stdio: ['ignore', fd, fd], detached: process.platform !== 'win32' });
     closeSync(fd);
     child.unref();

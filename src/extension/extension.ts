@@ -2,15 +2,22 @@
 // the extension host (DESIGN.md). Activation is a list of `registerX(context, deps)` calls.
 import * as vscode from 'vscode';
 import { registerArchiveFs } from './archiveFs.js';
-import { registerArchiveView } from './archiveView.js';
+import { registerArchiveView, type ArchiveTreeProvider } from './archiveView.js';
 import { registerCommands } from './commands.js';
 import { registerConfigDiagnostics } from './configDiagnostics.js';
 import { ApiKeys } from './secrets.js';
 import { WhaleStatusBar } from './statusBar.js';
 import { StoreMonitor } from './storeMonitor.js';
-import { registerRunsView } from './runsView.js';
+import { registerRunsView, type RunsTreeProvider } from './runsView.js';
 
-export function activate(context: vscode.ExtensionContext): void {
+/** What activation returns: the trees' providers, so integration tests read what the views render. */
+export interface WhaleApi {
+  runsTree: RunsTreeProvider;
+  archiveTree: ArchiveTreeProvider;
+  monitor: StoreMonitor;
+}
+
+export function activate(context: vscode.ExtensionContext): WhaleApi {
   const log = vscode.window.createOutputChannel('WHALE', { log: true });
   context.subscriptions.push(log);
   log.info(`WHALE activated (VS Code ${vscode.version}; workspace ${vscode.workspace.isTrusted ? 'trusted' : 'untrusted: browsing only'})`);
@@ -20,7 +27,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const storeDir = () => monitor.current().project?.storeDir;
 
   registerArchiveFs(context, { storeDir });
-  registerRunsView(context, { monitor });
+  const runsTree = registerRunsView(context, { monitor });
   const archive = registerArchiveView(context, { monitor, log });
   registerConfigDiagnostics(context, { log, onConfigChanged: () => monitor.reset() });
   registerCommands(context, { log, monitor, archive, statusBar, keys: new ApiKeys(context.secrets) });
@@ -32,6 +39,7 @@ export function activate(context: vscode.ExtensionContext): void {
     });
   });
   context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => log.info('workspace trusted: commands that run harness code are enabled')));
+  return { runsTree, archiveTree: archive, monitor };
 }
 
 export function deactivate(): void {}

@@ -2,26 +2,26 @@ import * as vscode from 'vscode';
 import { describeLedger, describePhase, describeRun, type CycleNode, type PhaseNode, type RunNode } from './model/runsModel.js';
 import type { StoreMonitor } from './storeMonitor.js';
 
-type Item = { kind: 'run'; run: RunNode } | { kind: 'cycle'; run: RunNode; cycle: CycleNode } | { kind: 'phase'; run: RunNode; phase: PhaseNode } | { kind: 'info'; label: string; detail: string };
+export type RunsItem = { kind: 'run'; run: RunNode } | { kind: 'cycle'; run: RunNode; cycle: CycleNode } | { kind: 'phase'; run: RunNode; phase: PhaseNode } | { kind: 'info'; label: string; detail: string };
 
 const RUN_ICON: Record<RunNode['status'], string> = { running: 'sync~spin', finished: 'pass', stopped: 'debug-stop', paused: 'debug-pause', interrupted: 'warning', 'not started': 'circle-outline' };
 const PHASE_ICON: Record<PhaseNode['status'], string> = { done: 'check', running: 'loading~spin', interrupted: 'warning' };
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
 /** The Runs view: a provider over the vscode-free runs model (model/runsModel.ts). */
-export class RunsTreeProvider implements vscode.TreeDataProvider<Item> {
-  private readonly emitter = new vscode.EventEmitter<Item | undefined>();
+export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
+  private readonly emitter = new vscode.EventEmitter<RunsItem | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
 
   constructor(private readonly monitor: StoreMonitor) {
     monitor.onDidChange(() => this.emitter.fire(undefined));
   }
 
-  getChildren(item?: Item): Item[] {
+  getChildren(item?: RunsItem): RunsItem[] {
     if (!item) return this.monitor.current().runs.map((run) => ({ kind: 'run', run }));
     if (item.kind === 'run') {
       const s = item.run.state;
-      const info: Item[] = [];
+      const info: RunsItem[] = [];
       if (item.run.detail) info.push({ kind: 'info', label: item.run.status, detail: item.run.detail });
       if (s) info.push({ kind: 'info', label: 'ledger', detail: describeLedger(s.ledger) });
       if (s?.best) info.push({ kind: 'info', label: 'best pair', detail: `val ${pct(s.best.mean)} ± ${(100 * s.best.se).toFixed(1)} (policy ${s.best.version}, harness ${s.best.harness.slice(0, 8)}, after phase ${s.best.phase})` });
@@ -32,7 +32,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<Item> {
     return [];
   }
 
-  getTreeItem(item: Item): vscode.TreeItem {
+  getTreeItem(item: RunsItem): vscode.TreeItem {
     switch (item.kind) {
       case 'run': {
         const t = new vscode.TreeItem(item.run.id, vscode.TreeItemCollapsibleState.Collapsed);
@@ -69,7 +69,8 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<Item> {
   }
 }
 
-export function registerRunsView(context: vscode.ExtensionContext, deps: { monitor: StoreMonitor }): void {
+export function registerRunsView(context: vscode.ExtensionContext, deps: { monitor: StoreMonitor }): RunsTreeProvider {
   const provider = new RunsTreeProvider(deps.monitor);
   context.subscriptions.push(vscode.window.createTreeView('whale.runs', { treeDataProvider: provider, showCollapseAll: true }));
+  return provider;
 }

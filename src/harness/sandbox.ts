@@ -100,11 +100,18 @@ export function chooseNetwork(requested: 'auto' | NetworkIsolation, caps: Sandbo
   return requested;
 }
 
+/** The permission model's flag: `--permission` since Node 22.13 / 23.5; Node 24 rejects the old name. */
+export function permissionFlag(nodeVersion: string): string {
+  const [major, minor] = nodeVersion.split('.').map(Number);
+  const stable = major >= 24 || (major === 23 && minor >= 5) || (major === 22 && minor >= 13);
+  return stable ? '--permission' : '--experimental-permission';
+}
+
 export function planNodeWorker(o: { dir: string; bootstrap: string; bundle: string; limits: SandboxLimits; network: NetworkIsolation }): SpawnPlan {
   const caps = sandboxCapabilities();
   const node = [
     process.execPath,
-    '--experimental-permission',
+    permissionFlag(process.versions.node),
     // Read access: the candidate's folder, its bundle and the bootstrap. No write, no child
     // processes, no workers, no addons, no WASI, no inspector (all refused by the permission model).
     // One flag per path: Node 20.20 reads a comma in the value as part of the path.
