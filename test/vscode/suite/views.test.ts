@@ -121,4 +121,14 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
     assert.ok(runRows.some((x) => x.label === 'phase 1: harness' && /^round 1\/1, \d+ scored/.test(x.description)));
     assert.ok(existsSync(join(root, '.whale', 'logs')), 'the engine output went to the run store');
   });
+
+  test('the WHALE side bar opens with both views', async () => {
+    await vscode.commands.executeCommand('workbench.view.extension.whale');
+    await vscode.commands.executeCommand('whale.runs.focus');
+    await vscode.commands.executeCommand('list.expand');
+    await vscode.commands.executeCommand('whale.archive.focus');
+    await vscode.commands.executeCommand('list.expand');
+    const whale = await api();
+    assert.ok((await whale.runsTree.getChildren()).length === 1);
+  });
 });
