@@ -5,7 +5,7 @@ import { RunStore } from '../archive/runStore.js';
 import { archiveOf, toUri } from './archiveFs.js';
 import type { ArchiveItem, ArchiveTreeProvider } from './archiveView.js';
 import { PhaseProcess, runEngine } from './engineProcess.js';
-import { scoresByVersion, type CandidateNode } from './model/archiveModel.js';
+import { compareTable, scoresByVersion, type CandidateNode } from './model/archiveModel.js';
 import { configProblems } from './model/configProblems.js';
 import type { RunNode } from './model/runsModel.js';
 import { PROVIDERS, type ApiKeys } from './secrets.js';
@@ -232,6 +232,16 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     return file;
   };
   const node = (h: string) => deps.archive.current().nodes.get(h);
+  // Scores side by side, as a read-only Markdown document rendered from the archive model.
+  const scoresUri = (a: string, b: string) => vscode.Uri.from({ scheme: 'whale-scores', path: `/${a.slice(0, 8)}-${b.slice(0, 8)}.md`, query: `${a},${b}` });
+  context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider('whale-scores', {
+      provideTextDocumentContent(uri) {
+        const [a, b] = uri.query.split(',').map(node);
+        return a && b ? compareTable(a, b) : 'one of these candidates is no longer in the archive view';
+      },
+    }),
+  );
 
   cmd('whale.openCandidate', async (arg?: unknown) => {
     const n = candidateArg(arg) ?? (await pickCandidate('WHALE: Open Candidate'));
@@ -271,7 +281,10 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     if (!first) return undefined;
     const second = candidateArg(b) ?? (await pickCandidate(`WHALE: Compare ${first.treeHash.slice(0, 8)} with… (2/2)`, first.treeHash));
     if (!second) return undefined;
-    return diffCandidates(first, second);
+    const file = await diffCandidates(first, second);
+    const scores = await vscode.workspace.openTextDocument(scoresUri(first.treeHash, second.treeHash));
+    await vscode.window.showTextDocument(scores, { viewColumn: vscode.ViewColumn.Beside, preview: true, preserveFocus: true });
+    return { file, scores: scores.getText() };
   });
 
   const proposals = context.workspaceState;

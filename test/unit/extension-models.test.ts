@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HarnessArchive } from '../../src/archive/harnessArchive.js';
 import { getDomain } from '../../src/domains/index.js';
-import { archiveModel, candidateTooltip, describeCandidate } from '../../src/extension/model/archiveModel.js';
+import { archiveModel, candidateTooltip, compareTable, describeCandidate } from '../../src/extension/model/archiveModel.js';
 import { JournalTail } from '../../src/extension/model/journalTail.js';
 import { RunsFeed, describePhase, describeRun, type RunNode } from '../../src/extension/model/runsModel.js';
 
@@ -137,4 +137,10 @@ test('Runs model: a terminal `whale run` shows up live, a killed engine is repor
     for (const i of n.invalid) assert.ok(i.reasons.length > 0 && candidateTooltip(n).includes(i.reasons[0]));
   }
   assert.match(describeCandidate(model.nodes.get(h.accepted!)!), /✓ accepted ×1/);
+  const derived = model.nodes.get(root.children[0])!;
+  const table = compareTable(root, derived).split('\n');
+  assert.equal(table[0], `# ${root.treeHash.slice(0, 8)} ↔ ${derived.treeHash.slice(0, 8)}`);
+  assert.ok(table.includes(`| origin | seed | proposer |`));
+  const rows = table.filter((l) => l.startsWith('| mean on the harness split under'));
+  assert.ok(rows.length >= 1 && rows.every((l) => /\| (\d+\.\d% ± \d+\.\d|—) \| (\d+\.\d% ± \d+\.\d|—) \|$/.test(l)), table.join('\n'));
 });

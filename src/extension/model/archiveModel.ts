@@ -107,3 +107,23 @@ export function candidateTooltip(n: CandidateNode): string {
   for (const i of n.invalid) lines.push(`- ✗ invalid in run ${i.run}, phase ${i.phase}: ${i.reasons.join('; ')}`);
   return lines.join('\n');
 }
+
+/** Two candidates' scores side by side (one row per policy version either was scored under), as Markdown. */
+export function compareTable(a: CandidateNode, b: CandidateNode): string {
+  const sa = new Map(scoresByVersion(a).map((s) => [s.version, s]));
+  const sb = new Map(scoresByVersion(b).map((s) => [s.version, s]));
+  const versions = [...new Set([...sa.keys(), ...sb.keys()])];
+  const cell = (s?: { mean: number; se: number }) => (s ? `${pct(s.mean)} ± ${(100 * s.se).toFixed(1)}` : '—');
+  const marks = (n: CandidateNode) => [n.accepted.length ? `✓ accepted ×${n.accepted.length}` : '', n.invalid.length ? `✗ invalid: ${n.invalid[0].reasons.join('; ')}` : ''].filter(Boolean).join(', ') || '—';
+  return [
+    `# ${a.treeHash.slice(0, 8)} ↔ ${b.treeHash.slice(0, 8)}`,
+    '',
+    `| | ${a.treeHash.slice(0, 8)} | ${b.treeHash.slice(0, 8)} |`,
+    '|---|---|---|',
+    `| origin | ${a.origin} | ${b.origin} |`,
+    `| hypothesis | ${a.message.replace(/\|/g, '\\|')} | ${b.message.replace(/\|/g, '\\|')} |`,
+    ...versions.map((v) => `| mean on the harness split under \`${v}\` | ${cell(sa.get(v))} | ${cell(sb.get(v))} |`),
+    `| marks | ${marks(a)} | ${marks(b)} |`,
+    '',
+  ].join('\n');
+}
