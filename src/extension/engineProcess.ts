@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readSync, fstatSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { DetachedProcess, killGroup, splitLines } from './detachedEngine.js';
 import { delimiter, join } from 'node:path';
 
 export interface EngineRun {
@@ -28,13 +29,6 @@ export function nodeCommand(): { command: string; env: Record<string, string> } 
 
 function cliPath(extensionPath: string): string {
   return join(extensionPath, 'bin', 'whale.js');
-}
-
-/** Lines of engine output, with the terminal's redraw codes taken out. */
-function splitLines(buf: string): { lines: string[]; rest: string } {
-  const parts = buf.replace(/\r/g, '\n').split('\n');
-  const rest = parts.pop() ?? '';
-  return { lines: parts.map((x) => x.replace(/\x1b\[K/g, '').trim()).filter(Boolean), rest };
 }
 
 /**
@@ -71,19 +65,6 @@ export function runEngine(extensionPath: string, args: string[], cwd: string, lo
   });
 }
 
-function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (!pid) return;
-  try {
-    process.kill(process.platform === 'win32' ? pid : -pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
-  }
-}
-
 export interface PhaseProcessOptions {
   extensionPath: string;
   cwd: string;
@@ -96,83 +77,29 @@ export interface PhaseProcessOptions {
 }
 
 /**
- * A long `whale run` / `whale step` in its own process group, detached from the extension host with
- * its output going to a file in the run store: closing the window neither kills it nor breaks a
- * pipe it writes to, and the run store (journal, STOP file) is how the extension follows and stops it.
+ * A long `whale run` / `whale step`, detached (detachedEngine.ts) with its output in the run store:
+ * the run store (journal, STOP file) is how the extension follows and stops it.
  */
-export class PhaseProcess {
-  readonly pid: number | undefined;
+export class PhaseProcess extends DetachedProcess {
   readonly logFile: string;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  private offset = 0;
-  private rest = '';
-  private readonly timer: NodeJS.Timeout;
 
   constructor(
     readonly args: string[],
-    private readonly opts: PhaseProcessOptions,
+    opts: PhaseProcessOptions,
   ) {
-    mkdirSync(opts.logDir, { recursive: true });
-    this.logFile = join(opts.logDir, `engine-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
-    const fd = openSync(this.logFile, 'a');
+    const logFile = join(opts.logDir, `engine-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
     const node = nodeCommand();
-    opts.log.info(`engine: ${node.command} whale ${args.join(' ')} (cwd ${opts.cwd}; output ${this.logFile}; keys passed: ${Object.keys(opts.env).join(', ') || 'none'})`);
-    const child = spawn(node.command, [cliPath(opts.extensionPath), ...args], { cwd: opts.cwd, env: { ...process.env, ...node.env, ...opts.env }, stdio: ['ignore', fd, fd], detached: process.platform !== 'win32' });
-    closeSync(fd);
-    child.unref();
-    this.pid = child.pid;
-    this.exited = new Promise((resolve) => {
-      child.on('error', (e) => {
-        opts.log.error(`engine: could not start: ${e.message}`);
-        resolve({ code: null, signal: null });
-      });
-      child.on('exit', (code, signal) => resolve({ code, signal }));
+    opts.log.info(`engine: ${node.command} whale ${args.join(' ')} (cwd ${opts.cwd}; output ${logFile}; keys passed: ${Object.keys(opts.env).join(', ') || 'none'})`);
+    super(node.command, [cliPath(opts.extensionPath), ...args], {
+      cwd: opts.cwd,
+      env: { ...process.env, ...node.env, ...opts.env },
+      logFile,
+      onLine: (l) => {
+        opts.log.info(`engine: ${l}`);
+        opts.onLine?.(l);
+      },
+      onWarn: (l) => opts.log.warn(`engine: ${l}`),
     });
-    this.timer = setInterval(() => this.pump(), 500);
-    this.exited.then(() => {
-      clearInterval(this.timer);
-      this.pump();
-    });
-  }
-
-  /** Relays what the engine wrote since the last call to the log and the progress callback. */
-  private pump(): void {
-    let fd: number;
-    try {
-      fd = openSync(this.logFile, 'r');
-    } catch {
-      return;
-    }
-    try {
-      const size = fstatSync(fd).size;
-      if (size <= this.offset) return;
-      const buf = Buffer.alloc(size - this.offset);
-      const n = readSync(fd, buf, 0, buf.length, this.offset);
-      this.offset += n;
-      const { lines, rest } = splitLines(this.rest + buf.subarray(0, n).toString('utf8'));
-      this.rest = rest;
-      for (const l of lines) {
-        this.opts.log.info(`engine: ${l}`);
-        this.opts.onLine?.(l);
-      }
-    } finally {
-      closeSync(fd);
-    }
-  }
-
-  /**
-   * Stops the engine: the caller has already asked it to stop at its next safe point (the STOP
-   * file); after `graceMs` a SIGTERM (the engine aborts in-flight work and the journal stays
-   * resumable), after as long again a SIGKILL.
-   */
-  async stop(graceMs: number): Promise<void> {
-    const wait = (ms: number) => Promise.race([this.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
-    if (await wait(graceMs)) return;
-    this.opts.log.warn(`engine: still running ${graceMs / 1000} s after the stop request; sending SIGTERM`);
-    killGroup(this.pid, 'SIGTERM');
-    if (await wait(graceMs)) return;
-    this.opts.log.warn('engine: sending SIGKILL (the run can be resumed)');
-    killGroup(this.pid, 'SIGKILL');
-    await this.exited;
+    this.logFile = logFile;
   }
 }
