@@ -3,6 +3,7 @@
 // training >= 1,500 tokens/s, batched sampling >= 4,000 tokens/s.
 import { benchPolicy } from './bench-policy.js';
 import { benchRuntime } from './bench-runtime.js';
+import { benchTrajectories } from './bench-trajectories.js';
 
 function table(title: string, rows: Record<string, number>): void {
   console.log(`\n${title}`);
@@ -14,4 +15,5 @@ const policy = await benchPolicy();
 table('embedded policy (tfjs-wasm)', policy);
 const runtime = await benchRuntime();
 table('harness runtime (sandbox + gateway vs direct)', runtime);
+table('open one trajectory of N in the editor (byte-offset index vs read-all)', await benchTrajectories());
 process.exit(0);

@@ -7,7 +7,8 @@ import { build } from 'esbuild';
 const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: 'warning' };
 
 await Promise.all([
-  // mainFields: jsonc-parser's UMD build (its `main`) requires files esbuild cannot see; its ESM build bundles.
+  // mainFields: jsonc-parser's UMD build requires its own files dynamically, which a bundle cannot
+  // follow; its ESM build bundles cleanly.
   build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', format: 'cjs', external: ['vscode'], mainFields: ['module', 'main'] }),
   build({
     ...common,
@@ -21,7 +22,10 @@ await Promise.all([
   // The harness runtime looks beside the CLI bundle for the SDK (aliased as 'whale-harness' when a
   // candidate is bundled) and for the worker bootstrap (src/harness/assets.ts).
   build({ ...common, sourcemap: false, entryPoints: ['src/harness/worker/bootstrap.ts'], outfile: 'dist/whale-bootstrap.mjs', format: 'esm', minify: true }),
+  // The dashboard webview: its script with uPlot and zod, its stylesheet with uPlot's, nothing
+  // loaded from anywhere else (the panel's CSP allows only these two files).
+  build({ bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: true, logLevel: 'warning', entryPoints: { dashboard: 'src/extension/dashboard/webview/main.ts' }, outdir: 'media/dist' }),
 ]);
 mkdirSync('dist', { recursive: true });
 copyFileSync('src/harness/sdk.ts', 'dist/whale-harness-sdk.ts');
-console.log('built dist/extension.cjs, dist/cli.mjs, dist/whale-bootstrap.mjs, dist/whale-harness-sdk.ts');
+console.log('built dist/extension.cjs, dist/cli.mjs, dist/whale-bootstrap.mjs, dist/whale-harness-sdk.ts, media/dist/dashboard.{js,css}');

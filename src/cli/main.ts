@@ -7,6 +7,7 @@ import { domainsCommand } from './domainsCommand.js';
 import { runCommand, statusCommand, stepCommand, stopCommand } from './runCommands.js';
 import { reportCommand } from './reportCommand.js';
 import { candidateCommand } from './candidateCommand.js';
+import { annotateCommand } from './annotateCommand.js';
 
 export interface CommandSpec {
   summary: string;
@@ -26,6 +27,7 @@ const COMMANDS: Record<string, CommandSpec> = {
   serve: serveCommand,
   domains: domainsCommand,
   candidate: candidateCommand,
+  annotate: annotateCommand,
 };
 
 function help(): string {

@@ -36,6 +36,8 @@ export const ModelCall = z.object({
   logprobs: z.array(z.number()).optional(),
   usage: z.object({ promptTokens: z.number().int(), completionTokens: z.number().int() }),
   latencyMs: z.number(),
+  /** When the call was sent, in ms since rollout start (absent in older records): places tool events between turns. */
+  t: z.number().optional(),
 });
 export type ModelCall = z.infer<typeof ModelCall>;
 

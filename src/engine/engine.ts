@@ -13,7 +13,7 @@ import type { Proposer } from '../search/proposer.js';
 import { KnobProposer } from '../search/knobProposer.js';
 import { candidateDir, type RunContext } from './context.js';
 import { evaluate } from './evaluate.js';
-import { runHarnessPhase } from './harnessPhase.js';
+import { acceptPhase, runHarnessPhase } from './harnessPhase.js';
 import { Journal } from './journal.js';
 import { foldRun, ledgerOf, type RunState } from './runState.js';
 import { checkSchedule, phasePlan, weightPhaseShouldStop, type PhasePlan } from './schedule.js';
@@ -199,7 +199,10 @@ export class Engine {
       const stopped = await this.runPhase(plan, state);
       if (stopped) {
         const reason = this.stopReason(plan.kind === 'weight' ? ctx.config.rsft.batchPrompts * ctx.config.rsft.groupSize : ctx.config.search.candidatesPerRound * (ctx.searchTasks.length + 1)) ?? 'stop requested';
-        if (reason.startsWith('budget')) await this.testBestPair();
+        if (reason.startsWith('budget')) {
+          if (await this.closeCutPhase(plan, state, reason)) await this.validate(plan.index);
+          await this.testBestPair();
+        }
         return finish(reason, reason.startsWith('budget'));
       }
       phasesRun++;
@@ -254,6 +257,30 @@ export class Engine {
     ctx.journal.append('phase_completed', { phase: plan.index, kind: 'harness', version: ctx.backend.currentVersion(), harness: r.harness });
     ctx.log(`phase ${plan.index}: accepted harness ${r.harness.slice(0, 12)}`);
     return false;
+  }
+
+  /**
+   * A phase the budget cut short still delivers what was paid for: the weight steps already taken
+   * (the policy moved) or the rounds already scored (the archive-wide best is accepted), marked
+   * `truncated`. A phase cut before any step or round is left open. A stop requested by the user
+   * never comes here: that phase resumes where it stopped.
+   */
+  private async closeCutPhase(plan: PhasePlan, state: RunState, reason: string): Promise<boolean> {
+    const { ctx } = this;
+    const inPhase = (type: string) => ctx.journal.ofType<{ phase: number }>(type).filter((e) => e.phase === plan.index);
+    if (inPhase('phase_completed').length > 0) return true;
+    let harness = state.harness;
+    if (plan.kind === 'weight') {
+      if (inPhase('weight_step').length === 0) return false;
+    } else {
+      if (inPhase('round_done').length === 0) return false;
+      const l = ledgerOf(ctx.journal.all());
+      const left = (ctx.config.budget.rollouts ?? Infinity) - l.trainingRollouts - l.searchRollouts;
+      harness = await acceptPhase(ctx, plan.index, state.harness, (cost) => cost <= left);
+    }
+    ctx.journal.append('phase_completed', { phase: plan.index, kind: plan.kind, version: ctx.backend.currentVersion(), harness, truncated: reason });
+    ctx.log(`phase ${plan.index}: cut short by the ${reason}; closed with what it paid for${plan.kind === 'harness' ? ` (accepted harness ${harness.slice(0, 12)})` : ''}`);
+    return true;
   }
 
   /** The sealed test split, evaluated once at the end for the report only (never for selection). */

@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashSeed } from '../core/rng.js';
 import { mean, standardError } from '../core/stats.js';
-import type { CandidateRecord, CandidateScore, Proposal, Proposer } from '../search/proposer.js';
+import { readAnnotations as readStoredAnnotations } from '../archive/annotationStore.js';
+import type { Annotation, CandidateRecord, CandidateScore, Proposal, Proposer } from '../search/proposer.js';
 import { validateCandidate } from '../search/validate.js';
 import { candidateDir, type RunContext } from './context.js';
 import { evaluate } from './evaluate.js';
@@ -201,17 +202,35 @@ export async function runHarnessPhase(ctx: RunContext, plan: PhasePlan, incumben
     ctx.journal.append('round_done', { phase, round, bestTreeHash: best.treeHash, bestMean: best.mean });
   }
 
+  return { harness: await acceptPhase(ctx, phase, incumbent), stopped: false };
+}
+
+/**
+ * Accepts the phase's harness: the archive-wide best under the current version, or the paired
+ * rule's choice. Also closes a phase the budget cut short, so the rounds already paid for still
+ * count; then a paired re-evaluation that no longer fits the budget keeps the incumbent (the rule
+ * accepts a challenger only on evidence) and says so. Idempotent: a journaled acceptance is reused.
+ */
+export async function acceptPhase(ctx: RunContext, phase: number, incumbent: string, pairedFits: (rollouts: number) => boolean = () => true): Promise<string> {
+  const done = ctx.journal.ofType<{ phase: number; chosen: string }>('acceptance').find((e) => e.phase === phase);
+  if (done) return done.chosen;
+  const version = ctx.backend.currentVersion();
   const best = archiveBest(ctx.journal.ofType<ScoredEvent>('candidate_scored'), version)!;
   let chosen = best.treeHash;
   const acceptance: Record<string, unknown> = { phase, rule: ctx.config.search.acceptance, archiveBest: best.treeHash, archiveBestMean: best.mean, incumbent, newRollouts: 0 };
   if (ctx.config.search.acceptance === 'paired' && best.treeHash !== incumbent) {
-    const p = await pairedChoice(ctx, incumbent, best.treeHash, phase);
-    chosen = p.chosen;
-    Object.assign(acceptance, { pairedChoice: p.chosen, diff: p.diff, seDiff: p.seDiff, newRollouts: p.newRollouts, spent: p.spent, changedChoice: p.chosen !== best.treeHash });
+    if (pairedFits(2 * ctx.config.search.pairedSamples * ctx.searchTasks.length)) {
+      const p = await pairedChoice(ctx, incumbent, best.treeHash, phase);
+      chosen = p.chosen;
+      Object.assign(acceptance, { pairedChoice: p.chosen, diff: p.diff, seDiff: p.seDiff, newRollouts: p.newRollouts, spent: p.spent, changedChoice: p.chosen !== best.treeHash });
+    } else {
+      chosen = incumbent;
+      Object.assign(acceptance, { pairedChoice: incumbent, changedChoice: true, note: 'the paired re-evaluation did not fit the remaining budget: the incumbent stays' });
+    }
   }
   ctx.journal.append('acceptance', { ...acceptance, chosen });
   await ctx.archive.setRef(`runs/${ctx.runId}/accepted/${phase}`, chosen);
-  return { harness: chosen, stopped: false };
+  return chosen;
 }
 
 /**
@@ -240,18 +259,7 @@ async function h0Dir(ctx: RunContext): Promise<string> {
   return candidateDir(ctx, String(start?.h0));
 }
 
-/** Annotations people wrote on this run's trajectories (the proposer reads them). */
-export function readAnnotations(ctx: Pick<RunContext, 'runDir'>): { text: string; harnessHash?: string; taskId?: string; trajectoryId?: string }[] {
-  const f = join(ctx.runDir, 'annotations.jsonl');
-  if (!existsSync(f)) return [];
-  return readFileSync(f, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as { text: string }];
-      } catch {
-        return [];
-      }
-    });
+/** Annotations people wrote on this run's trajectories, deleted ones left out (the proposer reads them). */
+export function readAnnotations(ctx: Pick<RunContext, 'runDir'>): Annotation[] {
+  return readStoredAnnotations(ctx.runDir);
 }

@@ -9,6 +9,7 @@ import { ApiKeys } from './secrets.js';
 import { WhaleStatusBar } from './statusBar.js';
 import { StoreMonitor } from './storeMonitor.js';
 import { registerRunsView, type RunsTreeProvider } from './runsView.js';
+import { registerTrajectoryFeatures } from './trajectories/index.js';
 
 /** What activation returns: the trees' providers, so integration tests read what the views render. */
 export interface WhaleApi {
@@ -31,6 +32,7 @@ export function activate(context: vscode.ExtensionContext): WhaleApi {
   const archive = registerArchiveView(context, { monitor, log });
   registerConfigDiagnostics(context, { log, onConfigChanged: () => monitor.reset() });
   registerCommands(context, { log, monitor, archive, statusBar, keys: new ApiKeys(context.secrets) });
+  registerTrajectoryFeatures(context, { log });
 
   monitor.onEngineDied((run) => {
     vscode.window.showWarningMessage(`WHALE: the engine running ${run.id} died during phase ${run.current?.index}. ${run.detail ?? ''}`, 'Resume Run', 'Open Log').then((c) => {

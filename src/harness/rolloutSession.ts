@@ -142,6 +142,7 @@ export class RolloutSession {
     const params = this.params(req, index, remaining);
     const messages: ChatMessage[] = req.messages.map((m) => ({ role: m.role, content: flattenContent(m.content), ...(m.name ? { name: m.name } : {}) }));
     const t0 = performance.now();
+    const sentAt = this.now();
     try {
       const r = await this.o.backend.chat({ messages, params, version: this.policyVersion, signal: this.abort.signal });
       const latencyMs = performance.now() - t0;
@@ -159,6 +160,7 @@ export class RolloutSession {
         ...(r.logprobs ? { logprobs: r.logprobs } : {}),
         usage: r.usage,
         latencyMs,
+        t: sentAt,
       });
       return {
         status: 200,
@@ -177,7 +179,7 @@ export class RolloutSession {
       const message = e instanceof Error ? e.message : String(e);
       if (this.abort.signal.aborted) return errorReply(503, 'rollout ended', 'rollout_closed');
       this.backendError ??= message;
-      this.modelCalls.push({ index, policyVersion: this.policyVersion, messages, params: { ...params }, completion: '', finishReason: 'error', usage: { promptTokens: 0, completionTokens: 0 }, latencyMs });
+      this.modelCalls.push({ index, policyVersion: this.policyVersion, messages, params: { ...params }, completion: '', finishReason: 'error', usage: { promptTokens: 0, completionTokens: 0 }, latencyMs, t: sentAt });
       this.events.push({ t: this.now(), type: 'error', name: 'backend', message });
       return errorReply(502, `policy backend failed: ${message}`, 'backend_error');
     }

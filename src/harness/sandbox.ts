@@ -55,6 +55,14 @@ export interface SpawnPlan {
 export const NODE_OVERHEAD_MB = 192;
 
 /**
+ * Writable address space Node 24 maps at start-up whatever the heap size (measured: it aborts with
+ * SIGTRAP under an RLIMIT_DATA below ~560 MB; Node 20 starts in 320). Counted by the data limit
+ * only: it is reserved, not resident, so the RSS watchdog does not get it. Node 24 is what VS Code's
+ * extension host runs, so an engine started from the editor needs it.
+ */
+export const NODE_RESERVED_DATA_MB = Number(process.versions.node.split('.')[0]) >= 24 ? 512 : 0;
+
+/**
  * A fixed PATH rather than the parent's: the parent's may lead into home folders and shims
  * (pyenv, asdf) that need environment variables we scrub.
  */
@@ -100,18 +108,13 @@ export function chooseNetwork(requested: 'auto' | NetworkIsolation, caps: Sandbo
   return requested;
 }
 
-/** The permission model's flag: `--permission` since Node 22.13 / 23.5; Node 24 rejects the old name. */
-export function permissionFlag(nodeVersion: string): string {
-  const [major, minor] = nodeVersion.split('.').map(Number);
-  const stable = major >= 24 || (major === 23 && minor >= 5) || (major === 22 && minor >= 13);
-  return stable ? '--permission' : '--experimental-permission';
-}
-
 export function planNodeWorker(o: { dir: string; bootstrap: string; bundle: string; limits: SandboxLimits; network: NetworkIsolation }): SpawnPlan {
   const caps = sandboxCapabilities();
   const node = [
     process.execPath,
-    permissionFlag(process.versions.node),
+    // Node 20 knows only --experimental-permission; Node 24 (VS Code's extension host, which starts
+    // the engine from the editor) rejects it and wants --permission.
+    process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission',
     // Read access: the candidate's folder, its bundle and the bootstrap. No write, no child
     // processes, no workers, no addons, no WASI, no inspector (all refused by the permission model).
     // One flag per path: Node 20.20 reads a comma in the value as part of the path.
@@ -123,7 +126,7 @@ export function planNodeWorker(o: { dir: string; bootstrap: string; bundle: stri
     o.bootstrap,
     o.bundle,
   ];
-  const full = wrap(caps, o.network, o.limits, o.limits.memoryMb + NODE_OVERHEAD_MB, node, false);
+  const full = wrap(caps, o.network, o.limits, o.limits.memoryMb + NODE_OVERHEAD_MB + NODE_RESERVED_DATA_MB, node, false);
   return { command: full[0], args: full.slice(1), env: scrubbedEnv(o.dir, 'node'), cwd: o.dir, network: o.network, rssLimitMb: o.limits.memoryMb + NODE_OVERHEAD_MB };
 }
 

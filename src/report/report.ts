@@ -1,47 +1,15 @@
 // `whale report`: reads runs from a run store, aggregates them (aggregate.ts), draws the curves
 // (charts.ts) and writes report.md or report.html with its images (PNG and SVG) beside it.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
-import { RunStore } from '../archive/runStore.js';
-import { WhaleError } from '../core/errors.js';
-import { Journal } from '../engine/journal.js';
-import { methodTable, runToReach, summarizeRun, type AcceptanceInfo, type MethodTable, type PhaseInfo, type RunInput, type RunSummary, type Spread } from './aggregate.js';
+import { methodTable, runToReach, summarizeRun, type AcceptanceInfo, type MethodTable, type PhaseInfo, type RunSummary, type Spread } from './aggregate.js';
 import { curveChartSpec, renderChart, trainingChartSpec } from './charts.js';
 import { toHtml, toMarkdown, type Block, type ReportDocument } from './document.js';
 
-export interface LoadedRuns {
-  runs: RunInput[];
-  /** Runs that were asked for (or found) but cannot be reported, with why. */
-  skipped: { id: string; why: string }[];
-}
-
-/** Reads runs from `<store>/runs/`: the given ids, or every run there. An unknown id is an error. */
-export function loadRuns(storeDir: string, ids?: readonly string[]): LoadedRuns {
-  const store = new RunStore(storeDir);
-  const wanted = ids && ids.length > 0 ? [...ids] : store.list().map((r) => r.id);
-  const runs: RunInput[] = [];
-  const skipped: LoadedRuns['skipped'] = [];
-  for (const id of wanted) {
-    if (!existsSync(store.runDir(id))) throw new WhaleError(`no run '${id}' in ${store.runsDir()}`);
-    const entries = Journal.read(store.journalFile(id));
-    if (!entries.some((e) => e.type === 'run_started')) {
-      skipped.push({ id, why: 'not started (its journal has no run_started event)' });
-      continue;
-    }
-    let config: RunInput['config'];
-    const cfgFile = join(store.runDir(id), 'config.json');
-    if (existsSync(cfgFile)) {
-      try {
-        config = JSON.parse(readFileSync(cfgFile, 'utf8')) as RunInput['config'];
-      } catch {
-        config = undefined;
-      }
-    }
-    runs.push({ id, entries, config });
-  }
-  return { runs, skipped };
-}
+// Reading runs lives in runs.ts so that the editor's dashboard can read them without the charts.
+import { loadRuns, type LoadedRuns } from './runs.js';
+export { loadRuns, type LoadedRuns };
 
 // ---- formatting -------------------------------------------------------------------------------
 

@@ -47,8 +47,12 @@ export interface Annotation {
   taskId?: string;
   trajectoryId?: string;
   keyHash?: string;
+  /** 0-based turn (model call) the note is about; absent: the whole trajectory. */
+  turn?: number;
   author?: string;
   createdAt?: string;
+  /** Stable id in the run store (archive/annotationStore.ts). */
+  id?: string;
 }
 
 export type SearchMode = 'full' | 'fst';

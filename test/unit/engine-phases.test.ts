@@ -106,3 +106,49 @@ test('a run stops at its budget, says so, never spends past it, and still report
     await engine.close();
   }
 });
+
+test('a harness phase cut short by the budget keeps the rounds it paid for: accepted, marked truncated, validated', { timeout: 300_000 }, async () => {
+  // weight step 16 + seed 8 + round 1 (2 × (8 + 1)) = 42; round 2 would need 18 more than the 50.
+  const engine = await Engine.create(project('whale', { budget: { rollouts: 50 }, schedule: { epochs: 0.5, iterations: 3, cycles: 1 } }), { log: () => {} });
+  try {
+    const out = await engine.run();
+    assert.match(out.reason, /^budget: 42 of 50 rollouts spent/);
+    const entries = (engine as unknown as { ctx: { journal: { all(): JournalEntry[] } } }).ctx.journal.all();
+    const rounds = entries.filter((e) => e.type === 'round_done' && e.phase === 1);
+    assert.equal(rounds.length, 1, 'one round ran before the budget');
+    const closed = entries.find((e) => e.type === 'phase_completed' && e.phase === 1);
+    assert.ok(closed, 'the cut phase was closed');
+    assert.match(String(closed.truncated), /^budget/);
+    const accepted = entries.find((e) => e.type === 'acceptance' && e.phase === 1)!;
+    assert.equal(accepted.chosen, rounds[0].bestTreeHash, 'the archive-wide best of the paid round is accepted');
+    assert.equal(closed.harness, accepted.chosen);
+    const validation = entries.find((e) => e.type === 'validation' && e.phase === 1);
+    assert.ok(validation, 'the closed phase was validated, so its pair can be selected');
+    assert.equal(validation.harness, accepted.chosen);
+    assert.ok(out.state.test);
+    assert.ok(out.state.ledger.trainingRollouts + out.state.ledger.searchRollouts <= 50);
+  } finally {
+    await engine.close();
+  }
+});
+
+test('a weight phase cut short by the budget keeps the steps it trained: closed as truncated and validated', { timeout: 300_000 }, async () => {
+  // Weight phases of two steps × 16 rollouts; cycle 0 = 32 + seed 8 + one round 18 = 58; cycle 1's
+  // first step brings 74, and its second would pass the 80.
+  const engine = await Engine.create(project('whale', { budget: { rollouts: 80 }, schedule: { epochs: 1, iterations: 2, cycles: 2 } }), { log: () => {} });
+  try {
+    const out = await engine.run();
+    assert.match(out.reason, /^budget: 74 of 80 rollouts spent/);
+    const entries = (engine as unknown as { ctx: { journal: { all(): JournalEntry[] } } }).ctx.journal.all();
+    const closed = entries.find((e) => e.type === 'phase_completed' && e.phase === 2)!;
+    assert.match(String(closed.truncated), /^budget/);
+    const steps = entries.filter((e) => e.type === 'weight_step' && e.phase === 2);
+    assert.equal(steps.length, 1);
+    const step = steps[0];
+    assert.equal(closed.version, step.versionAfter, 'the trained version is the phase result');
+    const validation = entries.find((e) => e.type === 'validation' && e.phase === 2)!;
+    assert.equal(validation.version, step.versionAfter);
+  } finally {
+    await engine.close();
+  }
+});

@@ -1,0 +1,92 @@
+// The Failing Trajectories tree: the current run's candidates under the current policy version →
+// failing tasks → failing rollouts, each level computed when expanded (archive/failingTrajectories.ts
+// is the model; this is only the provider). A click on a rollout opens its transcript.
+import * as vscode from 'vscode';
+import { failingCandidates, failingRollouts, failingTasks, type FailingCandidate, type FailingRollout, type FailingTask } from '../../archive/failingTrajectories.js';
+import { ResultStore } from '../../archive/resultStore.js';
+import { RunStore } from '../../archive/runStore.js';
+import { Journal } from '../../engine/journal.js';
+import type { TrajectoryRef } from './ref.js';
+
+type Node =
+  | { kind: 'candidate'; store: string; c: FailingCandidate }
+  | { kind: 'task'; store: string; c: FailingCandidate; t: FailingTask }
+  | { kind: 'rollout'; store: string; c: FailingCandidate; r: FailingRollout };
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+export class FailingTrajectoriesProvider implements vscode.TreeDataProvider<Node> {
+  private readonly changed = new vscode.EventEmitter<Node | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  constructor(private readonly storeDir: () => string | undefined) {}
+
+  /** What the tree showed at its top level the last time VS Code asked (diagnostics and tests). */
+  lastRoots: { run?: string; candidates: number } = { candidates: 0 };
+
+  refresh(): void {
+    this.changed.fire(undefined);
+  }
+
+  /** VS Code's entry point: records what the top level showed. */
+  async getChildren(node?: Node): Promise<Node[]> {
+    const out = await this.children(node);
+    if (!node) this.lastRoots = { run: out[0] ? this.runShown : undefined, candidates: out.length };
+    return out;
+  }
+
+  private runShown: string | undefined;
+
+  /** The children of a node (top level: the current run's candidates), without recording anything. */
+  async children(node?: Node): Promise<Node[]> {
+    const store = this.storeDir();
+    if (!store) return [];
+    if (!node) {
+      const run = new RunStore(store).current();
+      if (!run) return [];
+      this.runShown = run;
+      const entries = Journal.read(new RunStore(store).journalFile(run));
+      return failingCandidates(entries).map((c) => ({ kind: 'candidate', store, c }));
+    }
+    if (node.kind === 'candidate') {
+      return failingTasks(new ResultStore(store).taskResults(node.c.keyHash) ?? []).map((t) => ({ kind: 'task', store, c: node.c, t }));
+    }
+    if (node.kind === 'task') {
+      const rollouts = await failingRollouts(new ResultStore(store).trajectoriesFile(node.c.keyHash), node.t.taskId);
+      return rollouts.map((r) => ({ kind: 'rollout', store, c: node.c, r }));
+    }
+    return [];
+  }
+
+  getTreeItem(node: Node): vscode.TreeItem {
+    switch (node.kind) {
+      case 'candidate': {
+        const item = new vscode.TreeItem(node.c.treeHash.slice(0, 10), vscode.TreeItemCollapsibleState.Collapsed);
+        const where = node.c.source === 'search' ? `phase ${node.c.phase} round ${node.c.round ?? 0}` : `validation after phase ${node.c.phase}`;
+        item.description = `${pct(node.c.mean)} · ${where}`;
+        item.tooltip = `candidate ${node.c.treeHash}\npolicy ${node.c.policyVersion}\nevaluation ${node.c.keyHash}`;
+        item.iconPath = new vscode.ThemeIcon(node.c.source === 'search' ? 'beaker' : 'checklist');
+        item.contextValue = 'whale.failing.candidate';
+        return item;
+      }
+      case 'task': {
+        const item = new vscode.TreeItem(node.t.taskId, vscode.TreeItemCollapsibleState.Collapsed);
+        const terms = Object.entries(node.t.terminations).map(([k, v]) => `${k} ${v}`).join(', ');
+        item.description = `${node.t.passes}/${node.t.samples} passed${terms ? ` · ${terms}` : ''}`;
+        item.iconPath = new vscode.ThemeIcon('error');
+        item.contextValue = 'whale.failing.task';
+        return item;
+      }
+      case 'rollout': {
+        const item = new vscode.TreeItem(`sample ${node.r.sampleIndex}`, vscode.TreeItemCollapsibleState.None);
+        item.description = node.r.termination;
+        item.tooltip = node.r.id;
+        item.iconPath = new vscode.ThemeIcon('debug-stackframe');
+        const ref: TrajectoryRef = { store: node.store, keyHash: node.c.keyHash, index: node.r.line, id: node.r.id, taskId: node.r.taskId, sample: node.r.sampleIndex };
+        item.command = { command: 'whale.openTrajectory', title: 'Open Transcript', arguments: [ref] };
+        item.contextValue = 'whale.failing.rollout';
+        return item;
+      }
+    }
+  }
+}
