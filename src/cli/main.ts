@@ -8,6 +8,7 @@ import { runCommand, statusCommand, stepCommand, stopCommand } from './runComman
 import { reportCommand } from './reportCommand.js';
 import { candidateCommand } from './candidateCommand.js';
 import { annotateCommand } from './annotateCommand.js';
+import { backendCommand } from './backendCommand.js';
 
 export interface CommandSpec {
   summary: string;
@@ -28,6 +29,7 @@ const COMMANDS: Record<string, CommandSpec> = {
   domains: domainsCommand,
   candidate: candidateCommand,
   annotate: annotateCommand,
+  backend: backendCommand,
 };
 
 function help(): string {

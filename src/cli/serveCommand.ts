@@ -18,7 +18,7 @@ export const serveCommand: CommandSpec = {
     if (kind !== 'embedded') throw new InputError({ file: '(command line)', field: '--backend' }, `only 'embedded' can be served by whale itself, got '${kind}'`);
     const backend = await createBackend({ kind: 'embedded', model: typeof values.model === 'string' ? values.model : 'base', maxBatch: 64 }, { storeDir: typeof values.store === 'string' ? values.store : '.whale' });
     const server = await serveBackend(backend, { host: typeof values.host === 'string' ? values.host : '127.0.0.1', port: intFlag(values, 'port') ?? 8000 });
-    console.log(`whale serve: ${backend.kind} policy ${backend.currentVersion()} at ${server.url}/v1 (OpenAI-compatible chat completions); Ctrl-C stops`);
+    console.log(`whale serve: ${backend.kind} policy ${backend.currentVersion()} at ${server.url}/v1 (OpenAI-compatible chat completions) and ${server.url}/api/v1 (Tinker); Ctrl-C stops`);
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once('SIGINT', stop);

@@ -22,6 +22,13 @@ export const SandboxLimitsSchema = z
   .strict();
 export type SandboxLimits = z.infer<typeof SandboxLimitsSchema>;
 
+/** Timeouts and retries of a remote backend (policy/remote/http.ts). */
+const RemoteCallSchema = z.object({
+  timeoutMs: z.number().int().positive().default(120_000).describe('deadline of one HTTP attempt'),
+  retries: z.number().int().nonnegative().default(4).describe('retries of a 5xx/408/429 answer, with backoff'),
+  outageMs: z.number().int().nonnegative().default(600_000).describe('how long a phase waits for an unreachable backend to come back'),
+});
+
 export const BackendSchema = z.discriminatedUnion('kind', [
   z
     .object({
@@ -34,9 +41,23 @@ export const BackendSchema = z.discriminatedUnion('kind', [
   z
     .object({
       kind: z.literal('openai-compatible'),
-      baseUrl: z.string().url(),
+      baseUrl: z.string().url().describe('OpenAI base URL, ending in /v1'),
       model: z.string(),
+      apiKeyEnv: z.string().optional().describe('name of the environment variable holding the API key (the key itself is never stored)'),
+      maxContext: z.number().int().positive().optional(),
+      recordRsft: z.boolean().default(false).describe('this backend cannot train: let weight phases run anyway and record their accepted RSFT batches under <store>/rsft-batches/ for later training'),
+      ...RemoteCallSchema.shape,
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal('tinker'),
+      baseUrl: z.string().url().describe('server root (the routes are under /api/v1)'),
+      baseModel: z.string().describe("the base model to train, e.g. 'Qwen/Qwen3-4B'; 'embedded' for whale serve"),
+      tokenizer: z.string().default('embedded').describe("'embedded' (whale serve) or a path to a tokenizer.json (+ tokenizer_config.json beside it)"),
+      loraRank: z.number().int().positive().default(32),
       apiKeyEnv: z.string().optional(),
+      ...RemoteCallSchema.shape,
     })
     .strict(),
 ]);

@@ -18,6 +18,7 @@ import { Journal } from './journal.js';
 import { foldRun, ledgerOf, type RunState } from './runState.js';
 import { checkSchedule, phasePlan, weightPhaseShouldStop, type PhasePlan } from './schedule.js';
 import { runWeightStep } from './weightPhase.js';
+import { assertBackendFits } from './backendFit.js';
 
 export interface EngineProject {
   config: WhaleConfig;
@@ -68,7 +69,13 @@ export class Engine {
     const runs = new RunStore(project.storeDir);
     const runId = newRunId(config.method);
     runs.create(runId, { ...config, harness: project.config.harness });
-    return Engine.open(project, runId, hooks);
+    try {
+      return await Engine.open(project, runId, hooks);
+    } catch (e) {
+      // Nothing ran (e.g. the backend cannot train): leave no empty run behind.
+      if (!existsSync(runs.journalFile(runId)) || !new Journal(runs.journalFile(runId)).all().some((x) => x.type === 'run_started')) rmSync(runs.runDir(runId), { recursive: true, force: true });
+      throw e;
+    }
   }
 
   /** Opens an existing run (to resume it or step it), with the policy at the run's current version. */
@@ -81,7 +88,15 @@ export class Engine {
     const started = journal.all().find((e) => e.type === 'run_started');
     const state = started ? foldRun(journal.all()) : undefined;
     const backendCfg = state && config.backend.kind === 'embedded' ? { ...config.backend, model: state.version } : config.backend;
-    const backend = await createBackend(backendCfg, { storeDir: project.storeDir });
+    const log = hooks.log ?? ((l: string) => console.error(l));
+    const backend = await createBackend(backendCfg, { storeDir: project.storeDir, version: state?.version, onRetry: (r) => log(`backend: ${r.reason} — retrying ${r.url} in ${r.delayMs} ms (attempt ${r.attempt})`) });
+    const caps = await backend.capabilities();
+    try {
+      assertBackendFits(config.method, backend.kind, caps, project.configFile);
+    } catch (e) {
+      await backend.close();
+      throw e;
+    }
     const runtime = new HarnessRuntime({ domain, backend, limits: config.sandbox, sampling: config.sampling, concurrency: config.evaluation.concurrency, cacheDir: join(project.storeDir, 'cache', 'bundles') });
     const archive = await HarnessArchive.open(join(project.storeDir, 'archive.git'));
     const abort = new AbortController();
@@ -101,14 +116,14 @@ export class Engine {
       journal,
       searchTasks: domain.tasks('harness').slice(0, searchTaskCount(config, domain.tasks('harness').length)),
       signal: abort.signal,
-      log: hooks.log ?? ((l) => console.error(l)),
+      log,
       progress: hooks.progress ?? (() => {}),
     };
     journal.append('session_started', { pid: process.pid });
     const engine = new Engine(ctx, hooks.proposer ?? new KnobProposer());
     if (!started) {
       const h0 = await archive.add(config.harness, { parents: [], message: 'h0: the initial harness', meta: { run: runId, round: 0, origin: 'seed', hypothesis: 'the initial harness h0' } });
-      journal.append('run_started', { runId, method: config.method, seed: config.seed, domain: domain.id, h0: h0.treeHash, harness: h0.treeHash, version: backend.currentVersion() });
+      journal.append('run_started', { runId, method: config.method, seed: config.seed, domain: domain.id, h0: h0.treeHash, harness: h0.treeHash, version: backend.currentVersion(), backend: { kind: backend.kind, capabilities: caps } });
       runs.setCurrent(runId);
     }
     return engine;

@@ -55,6 +55,11 @@ function requireValidConfig(p: WhaleProject): void {
   if (problems.length) throw new Error(`whale.config.json has ${problems.length} problem(s) (see the Problems panel), e.g. ${problems[0].field ? problems[0].field + ': ' : ''}${problems[0].message}`);
 }
 
+/** The first workspace folder (commands that need a project; see workspaceProject.ts for the full one). */
+export function workspaceRoot(): string {
+  return requireProject().root;
+}
+
 function needsProposerKey(p: WhaleProject): boolean {
   try {
     return (JSON.parse(readFileSync(p.configFile, 'utf8')) as { search?: { proposer?: string } }).search?.proposer === 'llm';

@@ -10,6 +10,7 @@ import { WhaleStatusBar } from './statusBar.js';
 import { StoreMonitor } from './storeMonitor.js';
 import { registerRunsView, type RunsTreeProvider } from './runsView.js';
 import { registerTrajectoryFeatures } from './trajectories/index.js';
+import { registerBackendCommands } from './backendCommands.js';
 
 /** What activation returns: the trees' providers, so integration tests read what the views render. */
 export interface WhaleApi {
@@ -33,6 +34,7 @@ export function activate(context: vscode.ExtensionContext): WhaleApi {
   registerConfigDiagnostics(context, { log, onConfigChanged: () => monitor.reset() });
   registerCommands(context, { log, monitor, archive, statusBar, keys: new ApiKeys(context.secrets) });
   registerTrajectoryFeatures(context, { log });
+  registerBackendCommands(context, log);
 
   monitor.onEngineDied((run) => {
     vscode.window.showWarningMessage(`WHALE: the engine running ${run.id} died during phase ${run.current?.index}. ${run.detail ?? ''}`, 'Resume Run', 'Open Log').then((c) => {

@@ -9,6 +9,10 @@ export type { PolicyBackend } from './types.js';
 export interface BackendContext {
   /** The run store; trained versions live under `<storeDir>/policy/versions`. */
   storeDir: string;
+  /** The version a resumed run was at (remote backends continue from it; embedded takes it as `model`). */
+  version?: string;
+  /** Told when a remote call waits to retry (the engine logs it: a backend that went away pauses the phase). */
+  onRetry?: (info: { url: string; attempt: number; delayMs: number; reason: string }) => void;
 }
 
 /**
@@ -25,14 +29,29 @@ export async function createBackend(cfg: BackendConfig, ctx: BackendContext): Pr
       if (existsSync(asFolder) && statSync(asFolder).isDirectory()) return EmbeddedBackend.open({ versionsDir, baseModelDir: asFolder, sampler: { maxBatch: cfg.maxBatch } });
       return EmbeddedBackend.open({ versionsDir, initialVersion: cfg.model, sampler: { maxBatch: cfg.maxBatch } });
     }
-    case 'openai-compatible':
-      throw new WhaleError(`backend 'openai-compatible' (${cfg.baseUrl}) is not available in this version yet; use 'embedded'`);
+    case 'openai-compatible': {
+      const { OpenAICompatibleBackend } = await import('./remote/openaiBackend.js');
+      return OpenAICompatibleBackend.open({ ...cfg, onRetry: ctx.onRetry, recordDir: cfg.recordRsft ? join(resolve(ctx.storeDir), 'rsft-batches') : undefined });
+    }
+    case 'tinker': {
+      const { TinkerBackend } = await import('./tinker/backend.js');
+      return TinkerBackend.open({ ...cfg, initialVersion: ctx.version, onRetry: ctx.onRetry });
+    }
   }
 }
 
-/** Serves a backend over OpenAI-compatible HTTP (what `whale serve` runs). */
-export async function serveBackend(backend: PolicyBackend, opts: { host: string; port: number }): Promise<{ url: string; close(): Promise<void> }> {
+/** Serves a backend over OpenAI-compatible HTTP and, unless `tinker: false`, the Tinker routes (what `whale serve` runs). */
+export async function serveBackend(backend: PolicyBackend, opts: { host: string; port: number; tinker?: boolean }): Promise<{ url: string; close(): Promise<void> }> {
   const { EmbeddedBackend, startEmbeddedServer } = await import('./embedded/index.js');
+  const { EmbeddedTinkerService } = await import('./embedded/tinkerService.js');
   if (!(backend instanceof EmbeddedBackend)) throw new WhaleError(`only the embedded backend can be served by whale itself (got '${backend.kind}')`);
-  return startEmbeddedServer({ backend, host: opts.host, port: opts.port });
+  const tinker = opts.tinker === false ? undefined : new EmbeddedTinkerService(backend);
+  const server = await startEmbeddedServer({ backend, host: opts.host, port: opts.port, tinker });
+  return {
+    url: server.url,
+    close: async () => {
+      await server.close();
+      tinker?.close();
+    },
+  };
 }

@@ -38,6 +38,8 @@ export interface Capabilities {
   maxContext: number;
   /** Who renders chat messages to tokens; 'client' means we do (so training sees exactly the sampled ids). */
   chatTemplate: 'client' | 'server';
+  /** With update 'none': `train` records the batch for later training instead of refusing. */
+  recordsRsft?: boolean;
 }
 
 /**

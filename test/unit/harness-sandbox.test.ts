@@ -13,9 +13,15 @@ after(() => rt.close());
 
 describe('harness sandbox', () => {
   it('stops a harness that spins forever at the CPU limit', async () => {
-    const t = await runAlongside(rt, await rt.prepare(fixture('cpu-loop')));
-    assertFailed(t, 'cpu_limit', /CPU-time limit of 1500 ms/);
-    assert.ok(TrajectorySchema.safeParse(t).success);
+    // A generous wall clock of its own: on a loaded machine 1.5 s of CPU can take longer than 6 s.
+    const local = setup({ limits: { cpuMs: 1500, wallMs: 120_000, memoryMb: 64 } });
+    try {
+      const t = await runAlongside(local.rt, await local.rt.prepare(fixture('cpu-loop')));
+      assertFailed(t, 'cpu_limit', /CPU-time limit of 1500 ms/);
+      assert.ok(TrajectorySchema.safeParse(t).success);
+    } finally {
+      await local.rt.close();
+    }
   });
 
   it('stops a harness that hangs at the wall-clock limit', async () => {

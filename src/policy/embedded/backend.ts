@@ -14,7 +14,7 @@ import { resourcesDir } from '../../core/resources.js';
 import { join } from 'node:path';
 import type { Capabilities, ChatMessage, ChatRequest, ChatResult, PolicyBackend, TrainExample, TrainHyper, TrainResult } from '../types.js';
 import type { TransformerModel } from './model.js';
-import { BatchSampler, type SamplerOptions, type SamplerStats } from './sampler.js';
+import { BatchSampler, type GenerateRequest, type GenerateResult, type SamplerOptions, type SamplerStats } from './sampler.js';
 import { startEmbeddedServer, type EmbeddedServer } from './server.js';
 import { VersionStore, type VersionMeta } from './store.js';
 import { loadTf } from './tf.js';
@@ -147,6 +147,33 @@ export class EmbeddedBackend implements PolicyBackend {
       signal: req.signal,
     });
     return { ...r, version };
+  }
+
+  /** Samples from `version` given prompt token ids (the Tinker routes: the client renders the chat). */
+  async generateIds(version: string, req: GenerateRequest): Promise<GenerateResult> {
+    this.assertOpen();
+    const e = this.entry(this.resolveVersion(version));
+    e.sampler ??= new BatchSampler(e.model, e.tokenizer, this.samplerOptions);
+    return e.sampler.generate(req);
+  }
+
+  /** A private copy of a version's weights (a Tinker training model starts from one). */
+  cloneVersion(version?: string): { model: TransformerModel; tokenizer: WordTokenizer; version: string } {
+    this.assertOpen();
+    const v = this.resolveVersion(version);
+    const e = this.entry(v);
+    return { model: e.model.clone(), tokenizer: e.tokenizer, version: v };
+  }
+
+  /** Saves weights trained elsewhere in this process as a new version (content-addressed; not made current). */
+  saveVersion(model: TransformerModel, tokenizer: WordTokenizer, meta: { parent: string | null; note?: string }): string {
+    this.assertOpen();
+    const version = this.store.save(model, tokenizer, meta);
+    if (!this.loaded.has(version)) {
+      this.loaded.set(version, { version, model: model.clone(), tokenizer, meta: this.store.readMeta(version), lastUsed: ++this.useClock });
+      this.evict(version);
+    }
+    return version;
   }
 
   /** Sampler counters of a loaded version (batching evidence for tests and the benchmark). */

@@ -8,6 +8,7 @@
  *        vLLM-style extras: return_token_ids → `prompt_token_ids` on the response and `token_ids`
  *        on the choice; logprobs → choice.logprobs.content[{token, logprob, bytes, top_logprobs: []}]
  *        (chosen-token logprobs under the temperature-1 model). Non-streaming only.
+ * With a Tinker service, the Tinker routes under /api/v1/ too (tinkerService.ts).
  * Errors are OpenAI-shaped: {error: {message, type, code, param}} with a 4xx/5xx status. A client
  * that disconnects aborts its generation.
  */
@@ -17,6 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import type { ChatRequest, ChatResult } from '../types.js';
 import type { WordTokenizer } from './tokenizer.js';
+import { TinkerHttpError, type EmbeddedTinkerService } from './tinkerService.js';
 
 /** What the server needs from a backend (EmbeddedBackend provides it). */
 export interface ServableBackend {
@@ -77,10 +79,12 @@ class HttpError extends Error {
   }
 }
 
-export function startEmbeddedServer(opts: { backend: ServableBackend; port?: number; host?: string }): Promise<EmbeddedServer> {
+export function startEmbeddedServer(opts: { backend: ServableBackend; port?: number; host?: string; tinker?: EmbeddedTinkerService }): Promise<EmbeddedServer> {
   const host = opts.host ?? '127.0.0.1';
   const server = createServer((req, res) => {
-    handle(opts.backend, req, res).catch((e: unknown) => sendError(res, toHttpError(e)));
+    const tinker = opts.tinker;
+    const served = tinker && (req.url ?? '').startsWith('/api/v1/') ? handleTinker(tinker, req, res) : handle(opts.backend, req, res);
+    served.catch((e: unknown) => sendError(res, toHttpError(e)));
   });
   server.keepAliveTimeout = 30_000;
   return new Promise((resolve, reject) => {
@@ -187,6 +191,29 @@ async function chatCompletions(backend: ServableBackend, req: IncomingMessage, r
   };
   if (body.return_token_ids) response.prompt_token_ids = result.promptTokenIds;
   sendJson(res, 200, response);
+}
+
+/** The Tinker routes (tinkerService.ts): FastAPI-shaped errors, `{detail}`. */
+async function handleTinker(tinker: EmbeddedTinkerService, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '');
+  let body: unknown;
+  if (req.method === 'POST') {
+    const raw = await readBody(req);
+    try {
+      body = raw.trim() === '' ? {} : JSON.parse(raw);
+    } catch (e) {
+      return sendJson(res, 400, { detail: `request body is not valid JSON: ${(e as Error).message}` });
+    }
+  }
+  const key = req.headers['idempotency-key'];
+  try {
+    const reply = await tinker.handle(req.method ?? 'GET', path, body, typeof key === 'string' ? key : undefined);
+    if (!reply) return sendJson(res, 404, { detail: `no Tinker route ${req.method} ${path}` });
+    sendJson(res, reply.status, reply.body);
+  } catch (e) {
+    if (e instanceof TinkerHttpError) return sendJson(res, e.status, { detail: e.message });
+    sendJson(res, 500, { detail: `embedded backend error: ${(e as Error).message}` });
+  }
 }
 
 function readBody(req: IncomingMessage): Promise<string> {

@@ -125,6 +125,17 @@ export class Trainer {
     return { loss, tokens, gradNorm };
   }
 
+  /**
+   * One Adam step on gradients accumulated elsewhere (Tinker's forward_backward … optim_step), with
+   * the step's own settings; returns the global gradient norm before clipping. The caller keeps
+   * ownership of `grads`.
+   */
+  applyGradients(grads: Map<string, Tensor>, settings: { learningRate: number } & Partial<AdamOptions>): number {
+    this.learningRate = settings.learningRate;
+    for (const k of ['beta1', 'beta2', 'eps', 'weightDecay'] as const) if (settings[k] !== undefined) this.adam[k] = settings[k];
+    return this.applyAdam(grads);
+  }
+
   private applyAdam(grads: Map<string, Tensor>): number {
     const t = tf();
     if (grads.size === 0) return 0;
@@ -224,20 +235,30 @@ export function rsftSequences(examples: readonly TrainExample[], vocabSize: numb
     }
     return e.lossMask.reduce((n, w) => n + (w ? 1 : 0), 0);
   });
-  const M = trained.filter((n) => n > 0).length;
+  const perToken = rsftTokenWeights(trained);
   const out: WeightedSequence[] = [];
   examples.forEach((e, i) => {
     if (trained[i] === 0) return;
     const P = e.promptTokenIds.length;
     const tokens = [...e.promptTokenIds, ...e.completionTokenIds];
     const weights = new Float32Array(tokens.length);
-    const w = 1 / (trained[i] * M);
+    const w = perToken[i];
     e.lossMask.forEach((mk, j) => {
       if (mk) weights[P + j] = w;
     });
     out.push({ tokens, weights });
   });
   return out;
+}
+
+/**
+ * The RSFT loss weight of each trained token of each example, given how many tokens each trains:
+ * 1/(|I(τ)|·M), M = examples with a trained token — per-trajectory token means averaged over the
+ * minibatch. Shared by local training and the Tinker client (whose server sums w·nll as given).
+ */
+export function rsftTokenWeights(trainedTokens: readonly number[]): number[] {
+  const M = trainedTokens.filter((n) => n > 0).length;
+  return trainedTokens.map((n) => (n > 0 ? 1 / (n * M) : 0));
 }
 
 /** Pretraining sequences → weighted sequences normalised to a token mean over the whole minibatch. */
@@ -362,31 +383,43 @@ export async function trainRsft(
   opts: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void } = {},
 ): Promise<TrainRunResult> {
   const t0 = performance.now();
-  if (!(Number.isInteger(hyper.minibatchSize) && hyper.minibatchSize >= 1)) throw new RangeError(`minibatchSize must be a positive integer, got ${hyper.minibatchSize}`);
-  const epochs = hyper.epochs ?? 1;
-  if (!(epochs > 0)) throw new RangeError(`epochs must be > 0, got ${hyper.epochs}`);
+  const plan = minibatchPlan(examples.length, hyper);
   trainer.learningRate = hyper.learningRate;
-  const rng = new Rng(hyper.seed ?? 0);
   const losses: number[] = [];
   let trainedTokens = 0;
   let steps = 0;
+  for (const idx of plan) {
+    if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('training was aborted');
+    const r = trainer.rsftStep(idx.map((i) => examples[i]));
+    if (r.tokens === 0) continue;
+    losses.push(r.loss);
+    trainedTokens += r.tokens;
+    steps++;
+    opts.onStep?.(steps, r.loss);
+    await new Promise<void>((res) => setImmediate(res));
+  }
+  return { losses, optimizerSteps: steps, trainedTokens, wallMs: performance.now() - t0 };
+}
+
+/**
+ * The minibatches of an RSFT run, as example indices: `epochs` seeded shuffles cut into
+ * `minibatchSize` pieces (a fractional last epoch takes that fraction of its minibatches). Every
+ * backend that trains RSFT uses this plan, so the same examples and seed give the same steps.
+ */
+export function minibatchPlan(count: number, hyper: { minibatchSize: number; epochs?: number; seed?: number }): number[][] {
+  if (!(Number.isInteger(hyper.minibatchSize) && hyper.minibatchSize >= 1)) throw new RangeError(`minibatchSize must be a positive integer, got ${hyper.minibatchSize}`);
+  const epochs = hyper.epochs ?? 1;
+  if (!(epochs > 0)) throw new RangeError(`epochs must be > 0, got ${hyper.epochs}`);
+  const rng = new Rng(hyper.seed ?? 0);
+  const plan: number[][] = [];
   for (let e = 0; e < Math.ceil(epochs); e++) {
-    const order = rng.shuffle([...examples.keys()]);
+    const order = rng.shuffle([...Array(count).keys()]);
     const batches: number[][] = [];
     for (let i = 0; i < order.length; i += hyper.minibatchSize) batches.push(order.slice(i, i + hyper.minibatchSize));
     const take = e + 1 <= epochs ? batches.length : Math.max(1, Math.round(batches.length * (epochs - e)));
-    for (const idx of batches.slice(0, take)) {
-      if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('training was aborted');
-      const r = trainer.rsftStep(idx.map((i) => examples[i]));
-      if (r.tokens === 0) continue;
-      losses.push(r.loss);
-      trainedTokens += r.tokens;
-      steps++;
-      opts.onStep?.(steps, r.loss);
-      await new Promise<void>((res) => setImmediate(res));
-    }
+    plan.push(...batches.slice(0, take));
   }
-  return { losses, optimizerSteps: steps, trainedTokens, wallMs: performance.now() - t0 };
+  return plan;
 }
 
 /**

@@ -1,0 +1,322 @@
+/**
+ * The Tinker routes for the embedded policy (served by `whale serve --backend embedded` beside the
+ * OpenAI routes), so the Tinker client is tested against a real trainer over HTTP and the embedded
+ * policy can train on another machine.
+ *
+ * A training model is a private copy of a stored version with its own Adam moments and gradient
+ * accumulator: `forward_backward` adds Σ w·nll gradients (cross-entropy with the per-token weights
+ * as sent — the client arranges them so the sum is the token-normalised RSFT minibatch mean),
+ * `optim_step` applies one Adam step with the request's settings and clears the accumulator (the
+ * same clip and update as local training, so the two agree), `save_weights_for_sampler` stores the
+ * weights as a content-addressed version and answers `tinker://<model>/sampler_weights/<version>`:
+ * sampling that path works after a server restart, and `create_model` accepts such a path (or a
+ * version id) as `base_model` to continue training from it.
+ *
+ * Requests of one model run one at a time, in arrival order. A repeated `Idempotency-Key` gets the
+ * first request's future back instead of running again. Differences from SkyRL's server, by design:
+ * full-parameter training (LoRA rank is accepted and ignored), only `cross_entropy` with
+ * next-token targets, no per-token logprobs in forward_backward's outputs (loss:sum is given), stop
+ * conditions as strings only.
+ */
+import { randomBytes } from 'node:crypto';
+import type { z } from 'zod';
+import {
+  CreateModelBody,
+  CreateSessionBody,
+  ForwardBackwardBody,
+  GetInfoBody,
+  OptimStepBody,
+  RetrieveFutureBody,
+  SampleBody,
+  SaveForSamplerBody,
+  inputTokens,
+  parseSamplerPath,
+  samplerPath,
+  type Datum,
+} from '../tinker/protocol.js';
+import type { EmbeddedBackend } from './backend.js';
+import type { TransformerModel } from './model.js';
+import { tf, type Tensor } from './tf.js';
+import type { WordTokenizer } from './tokenizer.js';
+import { Trainer, computeGradients, type WeightedSequence } from './trainer.js';
+
+export interface TinkerReply {
+  status: number;
+  body: unknown;
+}
+
+interface TrainingModel {
+  id: string;
+  baseModel: string;
+  model: TransformerModel;
+  tokenizer: WordTokenizer;
+  trainer: Trainer;
+  grads: Map<string, Tensor> | undefined;
+  /** The stored version the weights came from or were last saved as. */
+  version: string;
+  queue: Promise<unknown>;
+}
+
+interface Future {
+  done: boolean;
+  result?: unknown;
+  error?: string;
+  settled: Promise<void>;
+}
+
+/** How long one retrieve_future call waits before answering 408 (the client polls again). */
+const RETRIEVE_WAIT_MS = 20_000;
+
+export class EmbeddedTinkerService {
+  private readonly sessions = new Set<string>();
+  private readonly models = new Map<string, TrainingModel>();
+  private readonly futures = new Map<string, Future>();
+  private readonly byKey = new Map<string, { future_id: string; request_id: string; status: string }>();
+  private nextRequest = 1;
+
+  constructor(
+    private readonly backend: EmbeddedBackend,
+    private readonly opts: { clipNorm?: number | null; retrieveWaitMs?: number } = {},
+  ) {}
+
+  /** Counts of accepted work, for tests and health views. */
+  readonly counters = { forwardBackward: 0, optimSteps: 0, deduplicated: 0, samples: 0 };
+
+  async handle(method: string, path: string, body: unknown, idempotencyKey: string | undefined): Promise<TinkerReply | undefined> {
+    const route = path.replace(/^\/api\/v1/, '');
+    if (method === 'GET' && (route === '/healthz' || route === '/health')) return ok({ status: 'ok' });
+    if (method === 'GET' && route === '/get_server_capabilities') return ok({ supported_models: [{ model_name: 'embedded' }], whale: { update: 'full', resume_from_sampler_path: true } });
+    if (method !== 'POST') return undefined;
+    switch (route) {
+      case '/create_session': {
+        parse(CreateSessionBody, body, route);
+        const id = `session_${hex(4)}`;
+        this.sessions.add(id);
+        return ok({ type: 'create_session', session_id: id });
+      }
+      case '/session_heartbeat':
+        return ok({ type: 'session_heartbeat' });
+      case '/telemetry':
+        return ok({ status: 'accepted' });
+      case '/get_info': {
+        const b = parse(GetInfoBody, body, route);
+        const m = this.model(b.model_id);
+        return ok({ model_id: m.id, status: 'ready', model_data: { base_model: m.baseModel, lora_config: null, model_name: m.baseModel }, whale: { version: m.version, optimizer_steps: m.trainer.optimizerSteps } });
+      }
+      case '/create_model':
+        return this.once(route, idempotencyKey, () => this.createModel(parse(CreateModelBody, body, route)));
+      case '/forward_backward': {
+        const b = parse(ForwardBackwardBody, body, route);
+        const m = this.model(b.model_id);
+        if (b.forward_backward_input.loss_fn !== 'cross_entropy') throw new TinkerHttpError(400, `loss_fn '${b.forward_backward_input.loss_fn}' is not supported by the embedded backend (only 'cross_entropy')`);
+        const seqs = b.forward_backward_input.data.map((d, i) => toSequence(d, i));
+        return this.once(route, idempotencyKey, () => this.enqueue(m, () => this.forwardBackward(m, seqs)));
+      }
+      case '/optim_step': {
+        const b = parse(OptimStepBody, body, route);
+        const m = this.model(b.model_id);
+        return this.once(route, idempotencyKey, () => this.enqueue(m, () => this.optimStep(m, b.adam_params)));
+      }
+      case '/save_weights_for_sampler': {
+        const b = parse(SaveForSamplerBody, body, route);
+        const m = this.model(b.model_id);
+        return this.once(route, idempotencyKey, () => this.enqueue(m, () => this.save(m, b.path ?? undefined)));
+      }
+      case '/asample':
+      case '/sample': {
+        const b = parse(SampleBody, body, route);
+        return this.once(route, idempotencyKey, () => this.future(this.sample(b)));
+      }
+      case '/retrieve_future':
+        return this.retrieve(parse(RetrieveFutureBody, body, route).request_id);
+      default:
+        return undefined;
+    }
+  }
+
+  /** Frees every training model. */
+  close(): void {
+    for (const m of this.models.values()) this.dispose(m);
+    this.models.clear();
+  }
+
+  private createModel(b: z.infer<typeof CreateModelBody>): TinkerReply {
+    if (!this.sessions.has(b.session_id)) throw new TinkerHttpError(404, `session ${b.session_id} not found (create_session first; sessions do not survive a server restart)`);
+    const from = this.resolveCheckpoint(b.base_model);
+    const { model, tokenizer, version } = this.backend.cloneVersion(from);
+    const id = `model_${hex(4)}`;
+    const trainer = new Trainer(model, { learningRate: 0, clipNorm: this.opts.clipNorm === undefined ? 1 : this.opts.clipNorm });
+    this.models.set(id, { id, baseModel: b.base_model, model, tokenizer, trainer, grads: undefined, version, queue: Promise.resolve() });
+    const reply = this.future(Promise.resolve({ model_id: id, base_model: b.base_model, lora_config: b.lora_config ?? null }));
+    return ok({ model_id: id, base_model: b.base_model, lora_config: b.lora_config ?? null, status: 'created', request_id: (reply.body as { request_id: string }).request_id });
+  }
+
+  /** 'embedded' / 'base' / 'current' → the served version; a version id or a sampler path → that version. */
+  private resolveCheckpoint(name: string): string {
+    if (name === 'embedded' || name === 'base' || name === 'current') return this.backend.currentVersion();
+    const checkpoint = parseSamplerPath(name)?.checkpoint ?? name;
+    if (!this.backend.hasVersion(checkpoint)) throw new TinkerHttpError(404, `unknown model or checkpoint '${name}': use 'embedded', a version id, or a tinker://…/sampler_weights/<version> path this server returned`);
+    return checkpoint;
+  }
+
+  private forwardBackward(m: TrainingModel, seqs: WeightedSequence[]): unknown {
+    const { loss, tokens, grads } = computeGradients(m.model, seqs);
+    if (!m.grads) m.grads = grads;
+    else {
+      for (const [name, g] of grads) {
+        const prev = m.grads.get(name);
+        if (prev) {
+          m.grads.set(name, tf().add(prev, g));
+          prev.dispose();
+          g.dispose();
+        } else m.grads.set(name, g);
+      }
+    }
+    this.counters.forwardBackward++;
+    return {
+      loss_fn_output_type: 'cross_entropy',
+      loss_fn_outputs: seqs.map(() => ({ logprobs: { data: [], dtype: 'float32' } })),
+      metrics: { 'loss:sum': loss, 'tokens:sum': tokens },
+    };
+  }
+
+  private optimStep(m: TrainingModel, a: z.infer<typeof OptimStepBody>['adam_params']): unknown {
+    if (!m.grads) return { metrics: { grad_norm: 0, applied: 0 } };
+    const gradNorm = m.trainer.applyGradients(m.grads, { learningRate: a.learning_rate, beta1: a.beta1, beta2: a.beta2, eps: a.eps, weightDecay: a.weight_decay });
+    for (const g of m.grads.values()) g.dispose();
+    m.grads = undefined;
+    this.counters.optimSteps++;
+    return { metrics: { grad_norm: gradNorm, applied: 1, step: m.trainer.optimizerSteps } };
+  }
+
+  private save(m: TrainingModel, name: string | undefined): unknown {
+    const version = this.backend.saveVersion(m.model, m.tokenizer, { parent: m.version, note: `tinker ${m.id}${name ? ` ${name}` : ''} after ${m.trainer.optimizerSteps} optimizer steps` });
+    m.version = version;
+    return { path: samplerPath(m.id, version), type: 'save_weights_for_sampler', sampling_session_id: null };
+  }
+
+  private async sample(b: z.infer<typeof SampleBody>): Promise<unknown> {
+    if ((b.model_path == null) === (b.base_model == null)) throw new TinkerHttpError(400, 'give exactly one of base_model or model_path');
+    const version = this.resolveCheckpoint((b.model_path ?? b.base_model)!);
+    const stop = b.sampling_params.stop;
+    if (stop && stop.some((s) => typeof s !== 'string')) throw new TinkerHttpError(400, 'stop token ids are not supported by the embedded backend; send stop strings');
+    const promptIds = inputTokens(b.prompt);
+    const sequences = [];
+    for (let i = 0; i < b.num_samples; i++) {
+      const seed = b.sampling_params.seed == null ? undefined : b.sampling_params.seed + i;
+      const r = await this.backend.generateIds(version, { promptIds, temperature: b.sampling_params.temperature, topP: b.sampling_params.top_p, maxTokens: b.sampling_params.max_tokens, stop: stop as string[] | undefined, seed });
+      sequences.push({ tokens: r.completionTokenIds, logprobs: r.logprobs, stop_reason: r.finishReason });
+    }
+    this.counters.samples += b.num_samples;
+    return { sequences, prompt_logprobs: null, whale: { version } };
+  }
+
+  /** Runs `work` after the model's earlier requests (forward_backward → optim_step order matters). */
+  private enqueue(m: TrainingModel, work: () => unknown): TinkerReply {
+    const run = m.queue.then(async () => {
+      await new Promise<void>((r) => setImmediate(r)); // let the HTTP reply go out first
+      return work();
+    });
+    m.queue = run.catch(() => undefined);
+    return this.future(run);
+  }
+
+  private future(p: Promise<unknown>): TinkerReply {
+    const id = String(this.nextRequest++);
+    const f: Future = { done: false, settled: Promise.resolve() };
+    f.settled = p.then(
+      (r) => {
+        f.done = true;
+        f.result = r;
+      },
+      (e: unknown) => {
+        f.done = true;
+        f.error = e instanceof Error ? e.message : String(e);
+      },
+    );
+    this.futures.set(id, f);
+    return ok({ future_id: id, request_id: id, status: 'pending' });
+  }
+
+  /** The first reply for an idempotency key, or a new one. */
+  private once(route: string, key: string | undefined, start: () => TinkerReply): TinkerReply {
+    if (!key) return start();
+    const k = `${route} ${key}`;
+    const seen = this.byKey.get(k);
+    if (seen) {
+      this.counters.deduplicated++;
+      return ok(seen);
+    }
+    const reply = start();
+    if (reply.status === 200) this.byKey.set(k, reply.body as { future_id: string; request_id: string; status: string });
+    return reply;
+  }
+
+  private async retrieve(id: string): Promise<TinkerReply> {
+    const f = this.futures.get(id);
+    if (!f) return { status: 404, body: { detail: `future ${id} not found (futures do not survive a server restart)` } };
+    if (!f.done) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([f.settled, new Promise<void>((r) => (timer = setTimeout(r, this.opts.retrieveWaitMs ?? RETRIEVE_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
+    if (!f.done) return { status: 408, body: { detail: 'Timeout waiting for result' } };
+    if (f.error !== undefined) return { status: 400, body: { detail: f.error } };
+    return ok(f.result);
+  }
+
+  private model(id: string): TrainingModel {
+    const m = this.models.get(id);
+    if (!m) throw new TinkerHttpError(404, `Model not found: ${id} (training models do not survive a server restart; create_model from your last sampler path)`);
+    return m;
+  }
+
+  private dispose(m: TrainingModel): void {
+    if (m.grads) for (const g of m.grads.values()) g.dispose();
+    m.trainer.dispose();
+    m.model.dispose();
+  }
+}
+
+export class TinkerHttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A datum → a weighted sequence. The targets must be the next tokens of the input (the usual
+ * shift, as the client sends); `weights[t]` weights the target at position t.
+ */
+function toSequence(d: Datum, index: number): WeightedSequence {
+  const input = inputTokens(d.model_input);
+  const targets = d.loss_fn_inputs.target_tokens.data;
+  const weights = d.loss_fn_inputs.weights?.data ?? targets.map(() => 1);
+  const where = `forward_backward_input.data[${index}]`;
+  if (targets.length !== input.length) throw new TinkerHttpError(400, `${where}: ${targets.length} target_tokens for ${input.length} input tokens (they must be equal)`);
+  if (weights.length !== targets.length) throw new TinkerHttpError(400, `${where}: ${weights.length} weights for ${targets.length} target_tokens`);
+  for (let i = 0; i + 1 < input.length; i++) {
+    if (targets[i] !== input[i + 1]) throw new TinkerHttpError(400, `${where}: target_tokens[${i}] is not input token ${i + 1}; the embedded backend trains next-token targets only`);
+  }
+  return { tokens: [...input, targets[targets.length - 1]], weights: [0, ...weights] };
+}
+
+function parse<T extends z.ZodType>(schema: T, body: unknown, route: string): z.infer<T> {
+  const r = schema.safeParse(body);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    throw new TinkerHttpError(400, `${route}: ${issue.path.join('.') || '(body)'}: ${issue.message}`);
+  }
+  return r.data;
+}
+
+function ok(body: unknown): TinkerReply {
+  return { status: 200, body };
+}
+
+function hex(bytes: number): string {
+  return randomBytes(bytes).toString('hex');
+}

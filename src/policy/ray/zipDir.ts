@@ -1,0 +1,88 @@
+/**
+ * A folder as a zip archive (deflate, paths relative to the folder, forward slashes), the way Ray
+ * packages a `working_dir` for upload; and the content hash Ray-style package names are made of.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { crc32, deflateRawSync } from 'node:zlib';
+
+export interface ZipEntry {
+  path: string;
+  data: Buffer;
+  mode: number;
+}
+
+/** Files under `dir`, sorted, skipping any path segment named in `exclude` (e.g. node_modules, .git). */
+export function listFiles(dir: string, exclude: readonly string[] = []): ZipEntry[] {
+  const out: ZipEntry[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d).sort()) {
+      if (exclude.includes(name)) continue;
+      const full = join(d, name);
+      const st = statSync(full);
+      if (st.isDirectory()) walk(full);
+      else if (st.isFile()) out.push({ path: relative(dir, full).split(sep).join('/'), data: readFileSync(full), mode: st.mode & 0o777 });
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** `_ray_pkg_<hash>.zip`: the hash covers every path and its bytes, so equal folders share one upload. */
+export function packageName(entries: readonly ZipEntry[]): string {
+  const h = createHash('sha1');
+  for (const e of entries) h.update(e.path).update('\0').update(e.data).update('\0');
+  return `_ray_pkg_${h.digest('hex').slice(0, 16)}.zip`;
+}
+
+export function zip(entries: readonly ZipEntry[]): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  // A fixed timestamp (1980-01-01): the archive's bytes depend on the files only.
+  const time = 0;
+  const date = (0 << 9) | (1 << 5) | 1;
+  for (const e of entries) {
+    const name = Buffer.from(e.path, 'utf8');
+    const body = deflateRawSync(e.data);
+    const crc = crc32(e.data) >>> 0;
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(0x0800, 6);
+    local.writeUInt16LE(8, 8);
+    local.writeUInt16LE(time, 10);
+    local.writeUInt16LE(date, 12);
+    local.writeUInt32LE(crc, 14);
+    local.writeUInt32LE(body.length, 18);
+    local.writeUInt32LE(e.data.length, 22);
+    local.writeUInt16LE(name.length, 26);
+    local.writeUInt16LE(0, 28);
+    locals.push(local, name, body);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE((3 << 8) | 20, 4); // made by: unix, so the mode below means something
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(0x0800, 8);
+    central.writeUInt16LE(8, 10);
+    central.writeUInt16LE(time, 12);
+    central.writeUInt16LE(date, 14);
+    central.writeUInt32LE(crc, 16);
+    central.writeUInt32LE(body.length, 20);
+    central.writeUInt32LE(e.data.length, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt32LE(((0o100000 | e.mode) << 16) >>> 0, 38);
+    central.writeUInt32LE(offset, 42);
+    centrals.push(central, name);
+    offset += local.length + name.length + body.length;
+  }
+  const cd = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(cd.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, cd, end]);
+}
