@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { WhaleConfigSchema } from '../core/config.js';
 import { InputError, WhaleError } from '../core/errors.js';
@@ -61,6 +61,8 @@ export const initCommand: CommandSpec = {
     writeFileSync(configFile, JSON.stringify(templateConfig(typeof values.name === 'string' ? values.name : `${domainId}-agent`, domainId, template), null, 2) + '\n');
     const schema = join(resourcesDir(), 'whale.config.schema.json');
     if (existsSync(schema)) cpSync(schema, join(dir, '.whale-schema.json'));
+    // A new config starts a new run: `whale step` must not continue a run made under the old one.
+    rmSync(join(dir, '.whale', 'current-run'), { force: true });
     // The archive starts with h0, so the side bar shows the harness before the first run.
     const archive = await HarnessArchive.open(join(dir, '.whale', 'archive.git'));
     await archive.add(h0, { parents: [], message: 'h0: the initial harness', meta: { round: 0, origin: 'seed', hypothesis: 'the initial harness h0' } });

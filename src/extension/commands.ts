@@ -167,7 +167,11 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     return { root, domain: domain.label, template: template.label };
   });
 
-  cmd('whale.nextPhase', () => startPhases('next phase', ['step']));
+  // Continues the current run; once every run is finished, the next phase starts a new one.
+  cmd('whale.nextPhase', () => {
+    const runs = monitor.current().runs;
+    return startPhases('next phase', runs.length > 0 && runs.every((r) => r.status === 'finished') ? ['step', '--new'] : ['step']);
+  });
   cmd('whale.run', () => startPhases('run', ['run']));
 
   cmd('whale.resumeRun', async (arg?: unknown) => {
