@@ -6,6 +6,7 @@ import { serveCommand } from './serveCommand.js';
 import { domainsCommand } from './domainsCommand.js';
 import { runCommand, statusCommand, stepCommand, stopCommand } from './runCommands.js';
 import { reportCommand } from './reportCommand.js';
+import { candidateCommand } from './candidateCommand.js';
 import { annotateCommand } from './annotateCommand.js';
 import { backendCommand } from './backendCommand.js';
 
@@ -26,6 +27,7 @@ const COMMANDS: Record<string, CommandSpec> = {
   eval: evalCommand,
   serve: serveCommand,
   domains: domainsCommand,
+  candidate: candidateCommand,
   annotate: annotateCommand,
   backend: backendCommand,
 };

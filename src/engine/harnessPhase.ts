@@ -10,6 +10,8 @@ import { chargeLostSession, saveSessionLog, sessionLogFile, ValidationCache } fr
 import { ledgerOf } from './runState.js';
 import type { PhasePlan } from './schedule.js';
 import { harnessPhaseShouldStop } from './schedule.js';
+import { submittedCandidates } from './submissions.js';
+import { validateCandidate } from '../search/validate.js';
 
 interface ScoredEvent {
   phase: number;
@@ -142,6 +144,7 @@ export async function runHarnessPhase(ctx: RunContext, plan: PhasePlan, incumben
     ctx.log(`phase ${phase} (harness, ${plan.mode}): scoring the incumbent ${incumbent.slice(0, 12)} under policy ${version}`);
     await score(ctx, incumbent, phase, 0);
   }
+  if (await scoreSubmissions(ctx, phase, plan.mode, shouldStop)) return { harness: incumbent, stopped: true };
   const bestAfter = (): number[] => {
     const scored = inPhase<ScoredEvent>('candidate_scored');
     const rounds = Math.max(0, ...scored.map((e) => e.round));
@@ -247,6 +250,27 @@ export async function acceptPhase(ctx: RunContext, phase: number, incumbent: str
   ctx.journal.append('acceptance', { ...acceptance, chosen });
   await ctx.archive.setRef(`runs/${ctx.runId}/accepted/${phase}`, chosen);
   return chosen;
+}
+
+/**
+ * Hand-made candidates (submissions.ts) this run has not seen: validated and scored like round-0
+ * proposals, so the archive-wide acceptance can pick them. Returns true when asked to stop first.
+ */
+async function scoreSubmissions(ctx: RunContext, phase: number, mode: PhasePlan['mode'], shouldStop: () => string | undefined): Promise<boolean> {
+  const seen = new Set([...ctx.journal.ofType<{ treeHash: string | null }>('candidate_scored'), ...ctx.journal.ofType<{ treeHash: string | null }>('candidate_invalid')].map((e) => e.treeHash));
+  for (const treeHash of await submittedCandidates(ctx.archive)) {
+    if (seen.has(treeHash)) continue;
+    if (shouldStop()) return true;
+    const v = await validateCandidate(await candidateDir(ctx, treeHash), { runtime: ctx.runtime, domain: ctx.domain, mode, h0Dir: await h0Dir(ctx), smokeTask: ctx.searchTasks[0] });
+    if (!v.ok) {
+      ctx.journal.append('candidate_invalid', { phase, round: 0, treeHash, origin: 'human', reasons: v.reasons, newRollouts: v.smokeRollouts ?? 0, spent: [{ key: `smoke/${phase}/${treeHash}`, rollouts: v.smokeRollouts ?? 0 }] });
+      ctx.log(`  hand-made candidate ${treeHash.slice(0, 8)} invalid: ${v.reasons.join('; ')}`);
+      continue;
+    }
+    const s = await score(ctx, treeHash, phase, 0, v.smokeRollouts ?? 0);
+    ctx.log(`  hand-made candidate ${treeHash.slice(0, 8)}: ${(100 * s.mean).toFixed(1)}% ± ${(100 * s.se).toFixed(1)}`);
+  }
+  return false;
 }
 
 async function h0Dir(ctx: RunContext): Promise<string> {

@@ -22,7 +22,7 @@ export function registerBackendCommands(context: vscode.ExtensionContext, log: v
   const run = async (title: string, args: string[]) => {
     const env = await secretEnv(context);
     return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `WHALE: ${title}`, cancellable: true }, (progress, token) =>
-      runEngine(context.extensionPath, args, workspaceRoot(), log, token, (line) => progress.report({ message: line }), env),
+      runEngine(context.extensionPath, args, workspaceRoot(), log, { token, onLine: (line) => progress.report({ message: line }), env }),
     );
   };
   const command = (id: string, handler: () => Promise<unknown>) => register(context, log, id, handler);

@@ -1,7 +1,27 @@
 import * as vscode from 'vscode';
-import { runEngine } from './engineProcess.js';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { RunStore } from '../archive/runStore.js';
+import { archiveOf, toUri } from './archiveFs.js';
+import type { ArchiveItem, ArchiveTreeProvider } from './archiveView.js';
+import { PhaseProcess, runEngine } from './engineProcess.js';
+import { compareTable, scoresByVersion, type CandidateNode } from './model/archiveModel.js';
+import { configProblems } from './model/configProblems.js';
+import type { RunNode } from './model/runsModel.js';
+import { PROVIDERS, type ApiKeys } from './secrets.js';
+import type { WhaleStatusBar } from './statusBar.js';
+import type { StoreMonitor } from './storeMonitor.js';
+import { currentProject, requireProject, requireTrust, type WhaleProject } from './workspaceProject.js';
 
 type Handler = (...args: unknown[]) => unknown;
+
+export interface CommandDeps {
+  log: vscode.LogOutputChannel;
+  monitor: StoreMonitor;
+  archive: ArchiveTreeProvider;
+  statusBar: WhaleStatusBar;
+  keys: ApiKeys;
+}
 
 /** Every command is registered once, wrapped with logging, timing and an error message whose button opens the log. */
 export function register(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, id: string, handler: Handler): void {
@@ -14,7 +34,7 @@ export function register(context: vscode.ExtensionContext, log: vscode.LogOutput
         log.info(`command ${id} finished in ${Date.now() - started} ms`);
         return r;
       } catch (e) {
-        log.error(`command ${id} failed: ${(e as Error).stack ?? String(e)}`);
+        log.error(`command ${id} failed after ${Date.now() - started} ms: ${(e as Error).stack ?? String(e)}`);
         // Not awaited: the command settles now, whether or not anyone ever clicks the toast.
         void vscode.window.showErrorMessage(`WHALE: ${(e as Error).message}`, 'Open Log').then((choice) => {
           if (choice === 'Open Log') log.show();
@@ -25,31 +45,324 @@ export function register(context: vscode.ExtensionContext, log: vscode.LogOutput
   );
 }
 
-export function workspaceRoot(): string {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  if (!folder) throw new Error('open a folder with a whale.config.json first');
-  return folder.uri.fsPath;
+/** How long a stopping engine gets to reach its next safe point before it is terminated. */
+const STOP_GRACE_MS = 60_000;
+
+/** A phase needs a valid config; its problems are already in the Problems panel. */
+function requireValidConfig(p: WhaleProject): void {
+  if (!p.hasConfig) throw new Error('no whale.config.json in this folder: run WHALE: New Project first');
+  const problems = configProblems(readFileSync(p.configFile, 'utf8'), p.configFile);
+  if (problems.length) throw new Error(`whale.config.json has ${problems.length} problem(s) (see the Problems panel), e.g. ${problems[0].field ? problems[0].field + ': ' : ''}${problems[0].message}`);
 }
 
-export function registerCommands(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): void {
-  register(context, log, 'whale.showLogs', () => log.show());
+/** The first workspace folder (commands that need a project; see workspaceProject.ts for the full one). */
+export function workspaceRoot(): string {
+  return requireProject().root;
+}
 
-  register(context, log, 'whale.evaluateCandidate', async (arg?: unknown) => {
-    if (!vscode.workspace.isTrusted) throw new Error('evaluating a harness runs its code: trust this workspace first');
-    const root = workspaceRoot();
+function needsProposerKey(p: WhaleProject): boolean {
+  try {
+    return (JSON.parse(readFileSync(p.configFile, 'utf8')) as { search?: { proposer?: string } }).search?.proposer === 'llm';
+  } catch {
+    return false;
+  }
+}
+
+export function registerCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
+  const { log, monitor } = deps;
+  const cmd = (id: string, h: Handler) => register(context, log, id, h);
+  let active: PhaseProcess | undefined;
+
+  /** Runs `whale run|step …` detached, with a cancellable progress notification that follows it. */
+  const startPhases = async (title: string, args: string[]): Promise<{ code: number | null; signal: string | null }> => {
+    requireTrust(title);
+    const p = requireProject();
+    requireValidConfig(p);
+    if (active) throw new Error('an engine started from this window is still running: stop it first (WHALE: Stop)');
+    const running = monitor.current().runs.find((r) => r.status === 'running');
+    if (running) throw new Error(`run ${running.id} is running in another engine (pid ${running.pid}); stop it first`);
+    const env = await deps.keys.env();
+    if (needsProposerKey(p) && Object.keys(env).length === 0) {
+      const choice = await vscode.window.showWarningMessage('The llm proposer needs an API key (stored in SecretStorage, never in a file).', 'Set API Key');
+      if (choice === 'Set API Key') await vscode.commands.executeCommand('whale.setApiKey');
+      Object.assign(env, await deps.keys.env());
+      if (Object.keys(env).length === 0) throw new Error('no API key for the llm proposer: run WHALE: Set API Key');
+    }
+    deps.statusBar.setEngineError(undefined);
+    return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `WHALE: ${title}`, cancellable: true }, async (progress, token) => {
+      const proc = new PhaseProcess(args, { extensionPath: context.extensionPath, cwd: p.root, logDir: join(p.storeDir, 'logs'), log, env, onLine: (l) => progress.report({ message: l }) });
+      active = proc;
+      if (proc.pid) monitor.ownPids.add(proc.pid);
+      token.onCancellationRequested(() => {
+        progress.report({ message: 'stopping at the next safe point…' });
+        stopRuns();
+        proc.stop(STOP_GRACE_MS);
+      });
+      try {
+        const r = await proc.exited;
+        monitor.tick(true);
+        if (r.code === 0) return r;
+        const reason = r.signal ? `was killed (${r.signal})` : `exited with code ${r.code}`;
+        deps.statusBar.setEngineError(`the engine ${reason}`);
+        log.error(`engine: whale ${args.join(' ')} ${reason}; output in ${proc.logFile}`);
+        if (token.isCancellationRequested) return r;
+        const choice = await vscode.window.showErrorMessage(`WHALE: the engine ${reason}. The run can be resumed without repeating paid work.`, 'Resume Run', 'Open Log');
+        if (choice === 'Resume Run') vscode.commands.executeCommand('whale.resumeRun');
+        if (choice === 'Open Log') log.show();
+        return r;
+      } finally {
+        active = undefined;
+      }
+    });
+  };
+
+  /** Asks every running run of the store to stop at its next safe point (the run store's STOP control). */
+  const stopRuns = (): string[] => {
+    const p = currentProject();
+    if (!p) return [];
+    const store = new RunStore(p.storeDir);
+    const ids = monitor.current().runs.filter((r) => r.status === 'running').map((r) => r.id);
+    for (const id of ids) store.requestStop(id);
+    return ids;
+  };
+
+  cmd('whale.showLogs', () => log.show());
+
+  /** Arguments skip the questions (automation, tests): `{ domain, template, overwrite }`. */
+  cmd('whale.newProject', async (arg?: unknown) => {
+    const given = (arg && typeof arg === 'object' ? arg : {}) as { domain?: string; template?: string; overwrite?: boolean };
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder) throw new Error('open an (empty) folder first: File → Open Folder');
+    const root = folder.uri.fsPath;
+    if (existsSync(join(root, 'whale.config.json')) && !given.overwrite) {
+      const ok = await vscode.window.showWarningMessage('This folder already has a whale.config.json. Overwrite it?', { modal: true }, 'Overwrite');
+      if (ok !== 'Overwrite') return undefined;
+    }
+    const listed = await runEngine(context.extensionPath, ['domains'], root, log);
+    if (listed.code !== 0) throw new Error(`whale domains failed: ${listed.stderr.trim()}`);
+    const domains = listed.stdout.split('\n').filter((l) => l.trim()).map((l) => {
+      const [id, regime, ...title] = l.trim().split(/\s+/);
+      return { label: id, description: regime, detail: title.join(' ') };
+    });
+    const domain = given.domain ? domains.find((d) => d.label === given.domain) : await vscode.window.showQuickPick(domains, { title: 'WHALE: New Project (1/2): domain', placeHolder: 'the task domain the agent learns' });
+    if (given.domain && !domain) throw new Error(`unknown domain '${given.domain}' (known: ${domains.map((d) => d.label).join(', ')})`);
+    if (!domain) return undefined;
+    const template = given.template ? { label: given.template } : await vscode.window.showQuickPick(
+      [
+        { label: 'tiny', detail: 'a phase in a minute or two on a laptop CPU: small splits, k = 1, a small budget' },
+        { label: 'standard', detail: 'the embedded default: a whole two-cycle WHALE run in minutes to an hour on a CPU' },
+      ],
+      { title: 'WHALE: New Project (2/2): template' },
+    );
+    if (!template) return undefined;
+    const r = await runEngine(context.extensionPath, ['init', '.', '--domain', domain.label, '--template', template.label, '--force'], root, log);
+    if (r.code !== 0) throw new Error(`whale init failed: ${r.stderr.trim() || r.stdout.trim()}`);
+    monitor.reset();
+    await deps.archive.reload();
+    const doc = await vscode.workspace.openTextDocument(join(root, 'whale.config.json'));
+    await vscode.window.showTextDocument(doc, { preview: false });
+    vscode.window.showInformationMessage(`WHALE: project created (${domain.label}, ${template.label}). Next: run one phase.`, 'Next Phase').then((c) => {
+      if (c === 'Next Phase') vscode.commands.executeCommand('whale.nextPhase');
+    });
+    return { root, domain: domain.label, template: template.label };
+  });
+
+  // Continues the current run; once every run is finished, the next phase starts a new one.
+  cmd('whale.nextPhase', () => {
+    const runs = monitor.current().runs;
+    return startPhases('next phase', runs.length > 0 && runs.every((r) => r.status === 'finished') ? ['step', '--new'] : ['step']);
+  });
+  cmd('whale.run', () => startPhases('run', ['run']));
+
+  cmd('whale.resumeRun', async (arg?: unknown) => {
+    const resumable = monitor.current().runs.filter((r) => r.status === 'interrupted' || r.status === 'paused' || r.status === 'stopped');
+    let run: RunNode | undefined = (arg as { run?: RunNode } | undefined)?.run;
+    if (!run) {
+      if (resumable.length === 0) throw new Error('no run to resume: every run is finished or running');
+      run = resumable.length === 1 ? resumable[0] : (await vscode.window.showQuickPick(resumable.map((r) => ({ label: r.id, description: r.status, detail: r.detail, run: r })), { title: 'WHALE: Resume Run' }))?.run;
+    }
+    if (!run) return undefined;
+    return startPhases(`resume ${run.id}`, ['run', '--run', run.id]);
+  });
+
+  cmd('whale.stop', async () => {
+    const ids = stopRuns();
+    if (ids.length === 0 && !active) throw new Error('no run is running');
+    vscode.window.showInformationMessage(`WHALE: asked ${ids.join(', ') || 'the engine'} to stop at the next safe point`);
+    if (active) await active.stop(STOP_GRACE_MS);
+    return ids;
+  });
+
+  cmd('whale.evaluateCandidate', async (arg?: unknown) => {
+    requireTrust('Evaluating a harness');
+    const { root } = requireProject();
     let dir = arg instanceof vscode.Uri ? arg.fsPath : undefined;
     if (!dir) {
       const picked = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, defaultUri: vscode.Uri.file(root), openLabel: 'Evaluate this harness' });
       if (!picked?.[0]) return undefined;
       dir = picked[0].fsPath;
     }
-    const result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: 'WHALE: evaluating', cancellable: true },
-      (progress, token) => runEngine(context.extensionPath, ['eval', '--config', 'whale.config.json', '--harness', dir!, '--json'], root, log, token, (line) => progress.report({ message: line })),
+    const env = await deps.keys.env();
+    const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'WHALE: evaluating', cancellable: true }, (progress, token) =>
+      runEngine(context.extensionPath, ['eval', '--config', 'whale.config.json', '--harness', dir!, '--json'], root, log, { token, env, onLine: (line) => progress.report({ message: line }) }),
     );
-    if (result.code !== 0) throw new Error(`evaluation failed (exit ${result.code}); see the log`);
+    if (result.code !== 0) throw new Error(`evaluation failed (exit ${result.code}): ${result.stderr.trim().split('\n').slice(-1)[0] ?? 'see the log'}`);
     const summary = JSON.parse(result.stdout) as { meanAtK: number; standardError: number; k: number; cacheHit: boolean };
     vscode.window.showInformationMessage(`WHALE: mean@${summary.k} = ${(100 * summary.meanAtK).toFixed(1)}% ± ${(100 * summary.standardError).toFixed(1)}${summary.cacheHit ? ' (cached)' : ''}`);
     return summary;
+  });
+
+  // Candidates in the editor.
+  const candidateArg = (arg: unknown): CandidateNode | undefined => (arg && typeof arg === 'object' && 'node' in arg ? (arg as Extract<ArchiveItem, { kind: 'candidate' }>).node : undefined);
+  const pickCandidate = async (title: string, exclude?: string): Promise<CandidateNode | undefined> => {
+    await deps.archive.reload();
+    const nodes = [...deps.archive.current().nodes.values()].filter((n) => n.treeHash !== exclude);
+    if (nodes.length === 0) throw new Error('the archive has no candidates yet');
+    const items = nodes.map((n) => ({ label: `${n.treeHash.slice(0, 8)} ${n.message}`, description: n.origin, detail: scoresByVersion(n).map((s) => `${s.version}: ${(100 * s.mean).toFixed(1)}%`).join(' · ') || 'not scored yet', node: n }));
+    return (await vscode.window.showQuickPick(items, { title, matchOnDescription: true, matchOnDetail: true }))?.node;
+  };
+  const scoreLabel = (n: CandidateNode) => {
+    const s = scoresByVersion(n).slice(-1)[0];
+    return `${n.treeHash.slice(0, 8)}${s ? ` (${(100 * s.mean).toFixed(1)}% under ${s.version})` : ''}`;
+  };
+  /** Opens the diff of two candidates: the one file that differs, or the user's pick among several. */
+  const diffCandidates = async (a: CandidateNode, b: CandidateNode): Promise<string | undefined> => {
+    const p = requireProject();
+    const archive = await archiveOf(p.storeDir);
+    const patch = await archive.diff(a.treeHash, b.treeHash, { context: 0 });
+    const changed = [...new Set([...patch.matchAll(/^diff --git a\/(\S+) b\/(\S+)$/gm)].map((m) => m[2]))];
+    if (changed.length === 0) {
+      vscode.window.showInformationMessage(`WHALE: ${a.treeHash.slice(0, 8)} and ${b.treeHash.slice(0, 8)} are identical`);
+      return undefined;
+    }
+    const file = changed.length === 1 ? changed[0] : await vscode.window.showQuickPick(changed, { title: `${changed.length} files differ: which one?` });
+    if (!file) return undefined;
+    await vscode.commands.executeCommand('vscode.diff', toUri(a.treeHash, file), toUri(b.treeHash, file), `${scoreLabel(a)} ↔ ${scoreLabel(b)} — ${file}`);
+    return file;
+  };
+  const node = (h: string) => deps.archive.current().nodes.get(h);
+  // Scores side by side, as a read-only Markdown document rendered from the archive model.
+  const scoresUri = (a: string, b: string) => vscode.Uri.from({ scheme: 'whale-scores', path: `/${a.slice(0, 8)}-${b.slice(0, 8)}.md`, query: `${a},${b}` });
+  context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider('whale-scores', {
+      provideTextDocumentContent(uri) {
+        const [a, b] = uri.query.split(',').map(node);
+        return a && b ? compareTable(a, b) : 'one of these candidates is no longer in the archive view';
+      },
+    }),
+  );
+
+  cmd('whale.openCandidate', async (arg?: unknown) => {
+    const n = candidateArg(arg) ?? (await pickCandidate('WHALE: Open Candidate'));
+    if (!n) return undefined;
+    const archive = await archiveOf(requireProject().storeDir);
+    let entry = 'harness.json';
+    try {
+      const m = JSON.parse(await archive.readFile(n.treeHash, 'harness.json')) as { entry?: string };
+      if (m.entry) entry = m.entry;
+    } catch {
+      // show the manifest (or its absence) instead
+    }
+    const doc = await vscode.workspace.openTextDocument(toUri(n.treeHash, entry));
+    await vscode.window.showTextDocument(doc, { preview: true });
+    return doc.uri.toString();
+  });
+
+  cmd('whale.diffWithParent', async (arg?: unknown) => {
+    const n = candidateArg(arg) ?? (await pickCandidate('WHALE: Diff with Parent'));
+    if (!n) return undefined;
+    const parent = n.parents.map(node).find(Boolean);
+    if (!parent) throw new Error(`${n.treeHash.slice(0, 8)} has no parent in the archive (it is a root)`);
+    return diffCandidates(parent, n);
+  });
+
+  cmd('whale.diffWithIncumbent', async (arg?: unknown) => {
+    const n = candidateArg(arg) ?? (await pickCandidate('WHALE: Diff with Incumbent'));
+    if (!n) return undefined;
+    const latest = monitor.current().runs[0];
+    const incumbent = latest?.state ? node(latest.state.harness) : undefined;
+    if (!incumbent) throw new Error('no run has an incumbent harness yet');
+    return diffCandidates(incumbent, n);
+  });
+
+  cmd('whale.compareCandidates', async (a?: unknown, b?: unknown) => {
+    const first = candidateArg(a) ?? (await pickCandidate('WHALE: Compare Candidates (1/2)'));
+    if (!first) return undefined;
+    const second = candidateArg(b) ?? (await pickCandidate(`WHALE: Compare ${first.treeHash.slice(0, 8)} with… (2/2)`, first.treeHash));
+    if (!second) return undefined;
+    const file = await diffCandidates(first, second);
+    const scores = await vscode.workspace.openTextDocument(scoresUri(first.treeHash, second.treeHash));
+    await vscode.window.showTextDocument(scores, { viewColumn: vscode.ViewColumn.Beside, preview: true, preserveFocus: true });
+    return { file, scores: scores.getText() };
+  });
+
+  const proposals = context.workspaceState;
+  cmd('whale.proposeFromHere', async (arg?: unknown, nameArg?: unknown) => {
+    const n = candidateArg(arg) ?? (await pickCandidate('WHALE: Propose From Here'));
+    if (!n) return undefined;
+    const p = requireProject();
+    const name = typeof nameArg === 'string' ? nameArg : await vscode.window.showInputBox({
+      title: 'WHALE: Propose From Here',
+      prompt: 'Name of the editable copy (under harnesses/proposals/)',
+      value: `${n.treeHash.slice(0, 8)}-edit`,
+      validateInput: (v) => (!/^[A-Za-z0-9._-]+$/.test(v) ? 'letters, digits, . _ - only' : existsSync(join(p.root, 'harnesses', 'proposals', v)) ? 'a proposal with this name exists' : undefined),
+    });
+    if (!name) return undefined;
+    const dest = join(p.root, 'harnesses', 'proposals', name);
+    await (await archiveOf(p.storeDir)).materialize(n.treeHash, dest);
+    // The parent is remembered outside the folder: a file inside would change the candidate's tree hash.
+    await proposals.update(`whale.proposal.${dest}`, n.treeHash);
+    const manifest = JSON.parse(readFileSync(join(dest, 'harness.json'), 'utf8')) as { entry?: string };
+    await vscode.window.showTextDocument(vscode.Uri.file(join(dest, manifest.entry ?? 'harness.json')), { preview: false });
+    vscode.window.showInformationMessage(`WHALE: edit ${relative(p.root, dest)}, then run "WHALE: Submit as Candidate" on it.`);
+    return dest;
+  });
+
+  cmd('whale.submitCandidate', async (arg?: unknown, messageArg?: unknown) => {
+    const p = requireProject();
+    let dir = arg instanceof vscode.Uri ? arg.fsPath : typeof arg === 'string' ? arg : undefined;
+    if (!dir) {
+      const base = join(p.root, 'harnesses', 'proposals');
+      const mine = existsSync(base) ? readdirSync(base).filter((d) => existsSync(join(base, d, 'harness.json'))) : [];
+      if (mine.length === 0) throw new Error('no proposal folders under harnesses/proposals: use "WHALE: Propose From Here" on a candidate first');
+      const pick = await vscode.window.showQuickPick(mine, { title: 'WHALE: Submit as Candidate' });
+      if (!pick) return undefined;
+      dir = join(base, pick);
+    }
+    if (!existsSync(join(dir, 'harness.json'))) throw new Error(`${dir} is not a harness folder (no harness.json)`);
+    await vscode.workspace.saveAll(false);
+    const message = typeof messageArg === 'string' ? messageArg : await vscode.window.showInputBox({ title: 'WHALE: Submit as Candidate', prompt: 'Your hypothesis: what this change should fix (the commit message)', value: 'hand-made change' });
+    if (message === undefined) return undefined;
+    const parent = proposals.get<string>(`whale.proposal.${dir}`);
+    const args = ['candidate', 'submit', dir, '--message', message, '--json', ...(parent ? ['--parents', parent] : [])];
+    const r = await runEngine(context.extensionPath, args, p.root, log);
+    if (r.code !== 0) throw new Error(`the folder was not accepted: ${r.stderr.trim().replace(/^whale candidate: (invalid input\n)?/, '')}`);
+    const s = JSON.parse(r.stdout) as { treeHash: string; created: boolean };
+    await deps.archive.reload();
+    vscode.window.showInformationMessage(`WHALE: submitted ${s.treeHash.slice(0, 8)}${s.created ? '' : ' (identical to an archived candidate)'}; the next harness phase validates and scores it.`, 'Next Phase').then((c) => {
+      if (c === 'Next Phase') vscode.commands.executeCommand('whale.nextPhase');
+    });
+    return s;
+  });
+
+  cmd('whale.setApiKey', async (providerArg?: unknown, keyArg?: unknown) => {
+    const provider = typeof providerArg === 'string' ? PROVIDERS.find((x) => x.id === providerArg) : (await vscode.window.showQuickPick(PROVIDERS.map((x) => ({ label: x.label, description: `passed to the engine as ${x.env}`, provider: x })), { title: 'WHALE: Set API Key' }))?.provider;
+    if (!provider) return undefined;
+    const key = typeof keyArg === 'string' ? keyArg : await vscode.window.showInputBox({ title: `WHALE: ${provider.label} API key`, prompt: 'Stored in VS Code SecretStorage; given to the engine process as an environment variable only', password: true, ignoreFocusOut: true });
+    if (key === undefined) return undefined;
+    if (key.trim() === '') {
+      await deps.keys.clear(provider.id);
+      vscode.window.showInformationMessage(`WHALE: ${provider.label} key removed`);
+      return false;
+    }
+    await deps.keys.set(provider.id, key.trim());
+    log.info(`secrets: a ${provider.label} key was stored (passed to the engine as ${provider.env})`);
+    vscode.window.showInformationMessage(`WHALE: ${provider.label} key stored`);
+    return true;
+  });
+
+  cmd('whale.refresh', async () => {
+    monitor.reset();
+    await deps.archive.reload();
   });
 }

@@ -1,17 +1,49 @@
 // The extension is a client of the engine: long work runs in a `whale` CLI child process, never in
-// the extension host (DESIGN.md). This entry point registers the commands available so far.
+// the extension host (DESIGN.md). Activation is a list of `registerX(context, deps)` calls.
 import * as vscode from 'vscode';
+import { registerArchiveFs } from './archiveFs.js';
+import { registerArchiveView, type ArchiveTreeProvider } from './archiveView.js';
 import { registerCommands } from './commands.js';
+import { registerConfigDiagnostics } from './configDiagnostics.js';
+import { ApiKeys } from './secrets.js';
+import { WhaleStatusBar } from './statusBar.js';
+import { StoreMonitor } from './storeMonitor.js';
+import { registerRunsView, type RunsTreeProvider } from './runsView.js';
 import { registerTrajectoryFeatures } from './trajectories/index.js';
 import { registerBackendCommands } from './backendCommands.js';
 
-export function activate(context: vscode.ExtensionContext): void {
+/** What activation returns: the trees' providers, so integration tests read what the views render. */
+export interface WhaleApi {
+  runsTree: RunsTreeProvider;
+  archiveTree: ArchiveTreeProvider;
+  monitor: StoreMonitor;
+}
+
+export function activate(context: vscode.ExtensionContext): WhaleApi {
   const log = vscode.window.createOutputChannel('WHALE', { log: true });
   context.subscriptions.push(log);
-  log.info(`WHALE activated (VS Code ${vscode.version})`);
-  registerCommands(context, log);
+  log.info(`WHALE activated (VS Code ${vscode.version}; workspace ${vscode.workspace.isTrusted ? 'trusted' : 'untrusted: browsing only'})`);
+  const monitor = new StoreMonitor();
+  const statusBar = new WhaleStatusBar(monitor);
+  context.subscriptions.push(monitor, statusBar);
+  const storeDir = () => monitor.current().project?.storeDir;
+
+  registerArchiveFs(context, { storeDir });
+  const runsTree = registerRunsView(context, { monitor });
+  const archive = registerArchiveView(context, { monitor, log });
+  registerConfigDiagnostics(context, { log, onConfigChanged: () => monitor.reset() });
+  registerCommands(context, { log, monitor, archive, statusBar, keys: new ApiKeys(context.secrets) });
   registerTrajectoryFeatures(context, { log });
   registerBackendCommands(context, log);
+
+  monitor.onEngineDied((run) => {
+    vscode.window.showWarningMessage(`WHALE: the engine running ${run.id} died during phase ${run.current?.index}. ${run.detail ?? ''}`, 'Resume Run', 'Open Log').then((c) => {
+      if (c === 'Resume Run') vscode.commands.executeCommand('whale.resumeRun', { run });
+      if (c === 'Open Log') log.show();
+    });
+  });
+  context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => log.info('workspace trusted: commands that run harness code are enabled')));
+  return { runsTree, archiveTree: archive, monitor };
 }
 
 export function deactivate(): void {}

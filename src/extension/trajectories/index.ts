@@ -2,6 +2,7 @@
 // (`registerTrajectoryFeatures`). Everything here reads the run store; nothing runs harness code,
 // so it all works in an untrusted workspace too.
 import * as vscode from 'vscode';
+import { register } from '../commands.js';
 import { DashboardPanel, DASHBOARD_VIEW_TYPE } from '../dashboard/panel.js';
 import { Annotations, AnnotationsProvider } from './annotations.js';
 import { TranscriptDecorations } from './decorations.js';
@@ -15,22 +16,9 @@ export interface TrajectoryFeatureDeps {
   log: vscode.LogOutputChannel;
 }
 
-/** Registers a command with logging, timing and an error message whose button opens the log. */
+/** The extension's one command wrapper (logging, timing, an error message whose button opens the log). */
 function command(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, id: string, handler: (...args: never[]) => unknown): void {
-  context.subscriptions.push(
-    vscode.commands.registerCommand(id, async (...args: unknown[]) => {
-      const started = Date.now();
-      try {
-        const r = await (handler as (...a: unknown[]) => unknown)(...args);
-        log.info(`command ${id} finished in ${Date.now() - started} ms`);
-        return r;
-      } catch (e) {
-        log.error(`command ${id} failed: ${(e as Error).stack ?? String(e)}`);
-        vscode.window.showErrorMessage(`WHALE: ${(e as Error).message}`, 'Open Log').then((c) => c === 'Open Log' && log.show());
-        return undefined;
-      }
-    }),
-  );
+  register(context, log, id, handler as (...a: unknown[]) => unknown);
 }
 
 export function registerTrajectoryFeatures(context: vscode.ExtensionContext, deps: TrajectoryFeatureDeps): void {

@@ -1,0 +1,221 @@
+// vscode-free: the Runs view's model (run → cycle → phase), folded from the engine's journal with
+// the engine's own fold (foldRun, ledgerOf), so the view and `whale status` never disagree.
+import { existsSync, readdirSync } from 'node:fs';
+import { RunStore } from '../../archive/runStore.js';
+import type { JournalEntry } from '../../engine/journal.js';
+import { foldRun, ledgerOf, type Ledger, type RunState } from '../../engine/runState.js';
+import { JournalTail } from './journalTail.js';
+
+export type RunStatus = 'running' | 'finished' | 'stopped' | 'paused' | 'interrupted' | 'not started';
+export type PhaseStatus = 'done' | 'running' | 'interrupted';
+
+export interface PhaseNode {
+  index: number;
+  kind: 'weight' | 'harness';
+  cycle: number;
+  status: PhaseStatus;
+  version: string;
+  harness: string;
+  /** Rollouts this phase consumed (training or search) and its validation after it. */
+  rollouts: number;
+  validation?: { mean: number; se: number; k: number };
+  /** Weight phase: optimizer steps so far and the last step's training reward. */
+  steps?: number;
+  lastReward?: number;
+  /** Harness phase: proposal rounds done (of `roundsPlanned` when the schedule is fixed), candidates scored and invalid. */
+  rounds?: number;
+  roundsPlanned?: number;
+  scored?: number;
+  invalid?: number;
+  accepted?: string;
+}
+
+export interface CycleNode {
+  cycle: number;
+  phases: PhaseNode[];
+}
+
+export interface RunNode {
+  id: string;
+  status: RunStatus;
+  /** Why the run finished or stopped, or what a dead engine left behind. */
+  detail?: string;
+  state?: RunState;
+  cycles: CycleNode[];
+  /** The phase in progress (running or interrupted). */
+  current?: PhaseNode;
+  /** pid of the run's latest engine session (alive only when the status is 'running'). */
+  pid?: number;
+}
+
+export interface RunModelOptions {
+  /** Whether an engine process is alive (default: a signal-0 probe of the pid). */
+  isAlive?: (pid: number) => boolean;
+  /** The run's config snapshot (for the planned rounds of a fixed schedule). */
+  config?: { method?: string; schedule?: { iterations?: number } };
+}
+
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : 0);
+
+function phaseNode(start: JournalEntry, entries: readonly JournalEntry[], opts: RunModelOptions): PhaseNode {
+  const index = num(start.phase);
+  const mine = entries.filter((e) => e.phase === index);
+  const completed = mine.find((e) => e.type === 'phase_completed');
+  const l: Ledger = ledgerOf(mine.filter((e) => e.type !== 'validation'));
+  const v = mine.find((e) => e.type === 'validation');
+  const node: PhaseNode = {
+    index,
+    kind: start.kind === 'weight' ? 'weight' : 'harness',
+    cycle: num(start.cycle),
+    status: completed ? 'done' : 'running',
+    version: String(completed?.version ?? start.version),
+    harness: String(completed?.harness ?? start.harness),
+    rollouts: l.trainingRollouts + l.searchRollouts,
+    ...(v ? { validation: { mean: num(v.mean), se: num(v.se), k: num(v.k) } } : {}),
+  };
+  if (node.kind === 'weight') {
+    const steps = mine.filter((e) => e.type === 'weight_step');
+    node.steps = steps.length;
+    if (steps.length) node.lastReward = num(steps[steps.length - 1].meanReward);
+  } else {
+    node.rounds = mine.filter((e) => e.type === 'round_done').length;
+    const iterations = opts.config?.schedule?.iterations;
+    if (!start.adaptive && iterations !== undefined) node.roundsPlanned = Math.max(0, iterations - 1);
+    node.scored = new Set(mine.filter((e) => e.type === 'candidate_scored').map((e) => e.treeHash)).size;
+    node.invalid = mine.filter((e) => e.type === 'candidate_invalid').length;
+    const acc = mine.find((e) => e.type === 'acceptance');
+    if (acc) node.accepted = String(acc.chosen);
+  }
+  return node;
+}
+
+/** The Runs view's node for one run, from its journal entries. */
+export function runModel(id: string, entries: readonly JournalEntry[], opts: RunModelOptions = {}): RunNode {
+  const isAlive = opts.isAlive ?? processAlive;
+  const sessions = entries.filter((e) => e.type === 'session_started');
+  const lastSession = sessions[sessions.length - 1];
+  const lastSessionAt = lastSession ? entries.lastIndexOf(lastSession) : -1;
+  const pid = lastSession && typeof lastSession.pid === 'number' ? lastSession.pid : undefined;
+  const after = entries.slice(lastSessionAt + 1);
+  const sessionEnded = after.some((e) => e.type === 'run_completed' || e.type === 'run_stopped');
+  const alive = pid !== undefined && !sessionEnded && isAlive(pid);
+
+  if (!entries.some((e) => e.type === 'run_started')) {
+    return { id, status: alive ? 'running' : 'not started', cycles: [], ...(pid !== undefined ? { pid } : {}) };
+  }
+  const state = foldRun(entries);
+  const phases = entries.filter((e) => e.type === 'phase_started').map((s) => phaseNode(s, entries, opts));
+  const cycles: CycleNode[] = [];
+  for (const p of phases) {
+    let c = cycles.find((x) => x.cycle === p.cycle);
+    if (!c) cycles.push((c = { cycle: p.cycle, phases: [] }));
+    c.phases.push(p);
+  }
+  const open = phases.find((p) => p.status === 'running');
+  let status: RunStatus;
+  let detail: string | undefined;
+  if (state.finished) {
+    status = 'finished';
+    detail = state.finished.reason;
+  } else if (alive) {
+    status = 'running';
+  } else if (after.some((e) => e.type === 'run_stopped')) {
+    status = 'stopped';
+    detail = String(after.find((e) => e.type === 'run_stopped')!.reason);
+  } else if (open) {
+    status = 'interrupted';
+    detail = `the engine (pid ${pid ?? '?'}) ended during phase ${open.index}; resume continues it without repeating paid work`;
+  } else {
+    status = 'paused';
+    detail = `${state.nextPhase} phase(s) completed; the next step continues the schedule`;
+  }
+  if (open && status === 'interrupted') open.status = 'interrupted';
+  return { id, status, ...(detail ? { detail } : {}), state, cycles, ...(open ? { current: open } : {}), ...(pid !== undefined ? { pid } : {}) };
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+/** One line about a phase for the tree: what it did, its validation, its rollouts. */
+export function describePhase(p: PhaseNode): string {
+  const parts: string[] = [];
+  if (p.kind === 'weight') parts.push(`${p.steps ?? 0} step(s)${p.lastReward !== undefined ? `, reward ${pct(p.lastReward)}` : ''}`);
+  else parts.push(`round ${p.rounds ?? 0}${p.roundsPlanned !== undefined ? `/${p.roundsPlanned}` : ''}, ${p.scored ?? 0} scored${p.invalid ? `, ${p.invalid} invalid` : ''}`);
+  if (p.validation) parts.push(`val mean@${p.validation.k} ${pct(p.validation.mean)} ± ${(100 * p.validation.se).toFixed(1)}`);
+  parts.push(`${p.rollouts} rollouts`);
+  return parts.join(' · ');
+}
+
+/** One line about a run: its status, best pair on validation, ledger. */
+export function describeRun(r: RunNode): string {
+  const parts: string[] = [r.status];
+  if (r.current && r.status === 'running') parts.push(`phase ${r.current.index} (${r.current.kind}) of cycle ${r.current.cycle}`);
+  const s = r.state;
+  if (s?.best) parts.push(`best val ${pct(s.best.mean)}`);
+  if (s) parts.push(`${s.ledger.trainingRollouts + s.ledger.searchRollouts} rollouts`);
+  return parts.join(' · ');
+}
+
+export function describeLedger(l: Ledger): string {
+  return `training ${l.trainingRollouts}, search ${l.searchRollouts}, evaluation ${l.evalRollouts} rollouts; proposer $${l.proposerDollars.toFixed(2)}; wall ${(l.wallMs / 1000).toFixed(0)} s`;
+}
+
+/**
+ * Every run of a store, followed incrementally: `refresh()` reads only what each journal gained
+ * since the last call and refolds only the runs that changed (or whose engine may have died).
+ */
+export class RunsFeed {
+  private readonly tails = new Map<string, JournalTail>();
+  private readonly nodes = new Map<string, RunNode>();
+  private readonly runs: RunStore;
+
+  constructor(
+    readonly storeDir: string,
+    private readonly opts: Omit<RunModelOptions, 'config'> = {},
+  ) {
+    this.runs = new RunStore(storeDir);
+  }
+
+  /** Runs newest first, and whether anything changed since the last refresh. */
+  refresh(): { runs: RunNode[]; changed: boolean } {
+    let changed = false;
+    const ids = existsSync(this.runs.runsDir()) ? readdirSync(this.runs.runsDir()).filter((id) => existsSync(this.runs.journalFile(id))) : [];
+    for (const id of [...this.nodes.keys()]) {
+      if (!ids.includes(id)) {
+        this.nodes.delete(id);
+        this.tails.delete(id);
+        changed = true;
+      }
+    }
+    for (const id of ids) {
+      let tail = this.tails.get(id);
+      if (!tail) this.tails.set(id, (tail = new JournalTail(this.runs.journalFile(id))));
+      const r = tail.read();
+      const before = this.nodes.get(id);
+      // A running node is refolded on every refresh: its engine may have died without writing a line.
+      if (!r.changed && before && before.status !== 'running') continue;
+      let config: RunModelOptions['config'];
+      try {
+        config = this.runs.config(id);
+      } catch {
+        config = undefined;
+      }
+      const node = runModel(id, r.entries, { ...this.opts, config });
+      if (!before || r.changed || before.status !== node.status) changed = true;
+      this.nodes.set(id, node);
+    }
+    return { runs: [...this.nodes.values()].sort((a, b) => b.id.localeCompare(a.id)), changed };
+  }
+
+  entries(id: string): readonly JournalEntry[] {
+    return this.tails.get(id)?.read().entries ?? [];
+  }
+}

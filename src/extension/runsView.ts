@@ -1,0 +1,76 @@
+import * as vscode from 'vscode';
+import { describeLedger, describePhase, describeRun, type CycleNode, type PhaseNode, type RunNode } from './model/runsModel.js';
+import type { StoreMonitor } from './storeMonitor.js';
+
+export type RunsItem = { kind: 'run'; run: RunNode } | { kind: 'cycle'; run: RunNode; cycle: CycleNode } | { kind: 'phase'; run: RunNode; phase: PhaseNode } | { kind: 'info'; label: string; detail: string };
+
+const RUN_ICON: Record<RunNode['status'], string> = { running: 'sync~spin', finished: 'pass', stopped: 'debug-stop', paused: 'debug-pause', interrupted: 'warning', 'not started': 'circle-outline' };
+const PHASE_ICON: Record<PhaseNode['status'], string> = { done: 'check', running: 'loading~spin', interrupted: 'warning' };
+const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+/** The Runs view: a provider over the vscode-free runs model (model/runsModel.ts). */
+export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
+  private readonly emitter = new vscode.EventEmitter<RunsItem | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+
+  constructor(private readonly monitor: StoreMonitor) {
+    monitor.onDidChange(() => this.emitter.fire(undefined));
+  }
+
+  getChildren(item?: RunsItem): RunsItem[] {
+    if (!item) return this.monitor.current().runs.map((run) => ({ kind: 'run', run }));
+    if (item.kind === 'run') {
+      const s = item.run.state;
+      const info: RunsItem[] = [];
+      if (item.run.detail) info.push({ kind: 'info', label: item.run.status, detail: item.run.detail });
+      if (s) info.push({ kind: 'info', label: 'ledger', detail: describeLedger(s.ledger) });
+      if (s?.best) info.push({ kind: 'info', label: 'best pair', detail: `val ${pct(s.best.mean)} ± ${(100 * s.best.se).toFixed(1)} (policy ${s.best.version}, harness ${s.best.harness.slice(0, 8)}, after phase ${s.best.phase})` });
+      if (s?.test) info.push({ kind: 'info', label: 'sealed test', detail: `mean@${s.test.k} ${pct(s.test.mean)} ± ${(100 * s.test.se).toFixed(1)}` });
+      return [...info, ...item.run.cycles.map((cycle) => ({ kind: 'cycle' as const, run: item.run, cycle }))];
+    }
+    if (item.kind === 'cycle') return item.cycle.phases.map((phase) => ({ kind: 'phase', run: item.run, phase }));
+    return [];
+  }
+
+  getTreeItem(item: RunsItem): vscode.TreeItem {
+    switch (item.kind) {
+      case 'run': {
+        const t = new vscode.TreeItem(item.run.id, vscode.TreeItemCollapsibleState.Collapsed);
+        t.id = `run:${item.run.id}`;
+        t.description = describeRun(item.run);
+        t.iconPath = new vscode.ThemeIcon(RUN_ICON[item.run.status]);
+        t.contextValue = `whale.run.${item.run.status.replace(' ', '-')}`;
+        t.tooltip = new vscode.MarkdownString([`**${item.run.id}** — ${item.run.status}`, item.run.detail ?? '', item.run.state ? describeLedger(item.run.state.ledger) : ''].filter(Boolean).join('\n\n'));
+        return t;
+      }
+      case 'cycle': {
+        const t = new vscode.TreeItem(`cycle ${item.cycle.cycle}`, vscode.TreeItemCollapsibleState.Expanded);
+        t.id = `cycle:${item.run.id}:${item.cycle.cycle}`;
+        t.description = `${item.cycle.phases.length} phase(s)`;
+        return t;
+      }
+      case 'phase': {
+        const p = item.phase;
+        const t = new vscode.TreeItem(`phase ${p.index}: ${p.kind}`, vscode.TreeItemCollapsibleState.None);
+        t.id = `phase:${item.run.id}:${p.index}`;
+        t.description = `${p.status === 'done' ? '' : p.status + ' · '}${describePhase(p)}`;
+        t.iconPath = new vscode.ThemeIcon(PHASE_ICON[p.status]);
+        t.tooltip = new vscode.MarkdownString(`policy \`${p.version}\`, harness \`${p.harness.slice(0, 12)}\`${p.accepted ? `, accepted \`${p.accepted.slice(0, 12)}\`` : ''}`);
+        t.contextValue = `whale.phase.${p.kind}`;
+        return t;
+      }
+      case 'info': {
+        const t = new vscode.TreeItem(item.label, vscode.TreeItemCollapsibleState.None);
+        t.description = item.detail;
+        t.tooltip = item.detail;
+        return t;
+      }
+    }
+  }
+}
+
+export function registerRunsView(context: vscode.ExtensionContext, deps: { monitor: StoreMonitor }): RunsTreeProvider {
+  const provider = new RunsTreeProvider(deps.monitor);
+  context.subscriptions.push(vscode.window.createTreeView('whale.runs', { treeDataProvider: provider, showCollapseAll: true }));
+  return provider;
+}

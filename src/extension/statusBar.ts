@@ -1,0 +1,37 @@
+import * as vscode from 'vscode';
+import { statusState, statusView } from './model/statusModel.js';
+import type { StoreMonitor } from './storeMonitor.js';
+
+/** The status bar item: a state machine (model/statusModel.ts) fed by the store monitor. */
+export class WhaleStatusBar implements vscode.Disposable {
+  private readonly item = vscode.window.createStatusBarItem('whale.status', vscode.StatusBarAlignment.Left, 10);
+  private engineError: string | undefined;
+
+  constructor(private readonly monitor: StoreMonitor) {
+    this.item.name = 'WHALE';
+    this.item.command = 'whale.showLogs';
+    monitor.onDidChange(() => this.update());
+    this.update();
+    this.item.show();
+  }
+
+  /** An engine this window started failed (cleared when the next one starts). */
+  setEngineError(message: string | undefined): void {
+    this.engineError = message;
+    this.update();
+  }
+
+  update(): void {
+    const { project, runs } = this.monitor.current();
+    const v = statusView(statusState(!!project?.hasConfig, runs, this.engineError));
+    this.item.text = v.text;
+    const md = new vscode.MarkdownString(v.tooltip, true);
+    md.isTrusted = { enabledCommands: ['whale.newProject', 'whale.nextPhase', 'whale.run', 'whale.resumeRun', 'whale.stop', 'whale.showLogs'] };
+    this.item.tooltip = md;
+    this.item.backgroundColor = v.error ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}
