@@ -2,7 +2,8 @@
 // (the engine ships esbuild's and resvg's native binaries for it; .vscodeignore lists them).
 // Prints the file and its size. Options: --out FILE, --target TARGET (default: this platform).
 import { spawnSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({ options: { out: { type: 'string' }, target: { type: 'string' } } });
@@ -20,5 +21,7 @@ const run = (cmd, args) => {
   }
 };
 run(process.execPath, ['scripts/build.mjs']);
+// vsce does not create the folder of --out (a fresh clone has no out/).
+mkdirSync(dirname(out), { recursive: true });
 run(process.execPath, ['node_modules/@vscode/vsce/vsce', 'package', '--target', target, '--allow-missing-repository', '--skip-license', '--out', out]);
 console.log(`package-vsix: ${out} (${target}, ${(statSync(out).size / 1024 / 1024).toFixed(1)} MiB)`);
