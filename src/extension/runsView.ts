@@ -1,8 +1,10 @@
 import * as vscode from 'vscode';
-import { describeLedger, describePhase, describeRun, type CycleNode, type PhaseNode, type RunNode } from './model/runsModel.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describeLedger, describePhase, describeRun, type CycleNode, type PhaseNode, type ProposerSessionNode, type RunNode } from './model/runsModel.js';
 import type { StoreMonitor } from './storeMonitor.js';
 
-export type RunsItem = { kind: 'run'; run: RunNode } | { kind: 'cycle'; run: RunNode; cycle: CycleNode } | { kind: 'phase'; run: RunNode; phase: PhaseNode } | { kind: 'info'; label: string; detail: string };
+export type RunsItem = { kind: 'run'; run: RunNode } | { kind: 'cycle'; run: RunNode; cycle: CycleNode } | { kind: 'phase'; run: RunNode; phase: PhaseNode } | { kind: 'session'; run: RunNode; phase: PhaseNode; session: ProposerSessionNode } | { kind: 'info'; label: string; detail: string };
 
 const RUN_ICON: Record<RunNode['status'], string> = { running: 'sync~spin', finished: 'pass', stopped: 'debug-stop', paused: 'debug-pause', interrupted: 'warning', 'not started': 'circle-outline' };
 const PHASE_ICON: Record<PhaseNode['status'], string> = { done: 'check', running: 'loading~spin', interrupted: 'warning' };
@@ -29,6 +31,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
       return [...info, ...item.run.cycles.map((cycle) => ({ kind: 'cycle' as const, run: item.run, cycle }))];
     }
     if (item.kind === 'cycle') return item.cycle.phases.map((phase) => ({ kind: 'phase', run: item.run, phase }));
+    if (item.kind === 'phase') return (item.phase.sessions ?? []).map((session) => ({ kind: 'session', run: item.run, phase: item.phase, session }));
     return [];
   }
 
@@ -51,12 +54,28 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
       }
       case 'phase': {
         const p = item.phase;
-        const t = new vscode.TreeItem(`phase ${p.index}: ${p.kind}`, vscode.TreeItemCollapsibleState.None);
+        const t = new vscode.TreeItem(`phase ${p.index}: ${p.kind}`, p.sessions?.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
         t.id = `phase:${item.run.id}:${p.index}`;
         t.description = `${p.status === 'done' ? '' : p.status + ' · '}${describePhase(p)}`;
         t.iconPath = new vscode.ThemeIcon(PHASE_ICON[p.status]);
         t.tooltip = new vscode.MarkdownString(`policy \`${p.version}\`, harness \`${p.harness.slice(0, 12)}\`${p.accepted ? `, accepted \`${p.accepted.slice(0, 12)}\`` : ''}`);
         t.contextValue = `whale.phase.${p.kind}`;
+        return t;
+      }
+      case 'session': {
+        // A round's proposer session: its log (every model and tool call, tokens, dollars) when the
+        // proposer kept one, else the round's report.
+        const x = item.session;
+        const t = new vscode.TreeItem(`round ${x.round}: ${x.proposer} proposer`, vscode.TreeItemCollapsibleState.None);
+        t.id = `session:${item.run.id}:${item.phase.index}:${x.round}`;
+        t.description = `$${x.dollars.toFixed(2)} · ${x.candidates} candidate(s)${x.stopped ? ` · stopped: ${x.stopped}` : ''}`;
+        t.iconPath = new vscode.ThemeIcon('hubot');
+        t.tooltip = new vscode.MarkdownString(x.report || '(no report)');
+        const root = this.monitor.current().project?.storeDir;
+        const log = root && x.sessionLog ? join(root, 'runs', item.run.id, x.sessionLog) : undefined;
+        t.command = log && existsSync(log)
+          ? { command: 'vscode.open', title: 'Open Proposer Session', arguments: [vscode.Uri.file(log)] }
+          : { command: 'whale.showProposerReport', title: 'Show Round Report', arguments: [x.report || '(no report)'] };
         return t;
       }
       case 'info': {
@@ -72,5 +91,11 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
 export function registerRunsView(context: vscode.ExtensionContext, deps: { monitor: StoreMonitor }): RunsTreeProvider {
   const provider = new RunsTreeProvider(deps.monitor);
   context.subscriptions.push(vscode.window.createTreeView('whale.runs', { treeDataProvider: provider, showCollapseAll: true }));
+  // Internal (not in the palette): a round without a session log shows its report.
+  context.subscriptions.push(
+    vscode.commands.registerCommand('whale.showProposerReport', async (report: string) => {
+      await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ content: report, language: 'markdown' }), { preview: true });
+    }),
+  );
   return provider;
 }

@@ -116,6 +116,8 @@ test('Runs model: a terminal `whale run` shows up live, a killed engine is repor
   assert.equal(h.rounds, 1);
   assert.equal(h.roundsPlanned, 1);
   assert.ok(h.scored! >= 1 && h.accepted);
+  assert.deepEqual(h.sessions?.map((x) => [x.round, x.proposer, x.dollars]), [[1, 'knob', 0]], "the round's proposer session, browsable under its phase");
+  assert.ok(h.sessions![0].candidates >= 1 && h.sessions![0].report.length > 0, 'with its candidates and report');
   assert.match(describePhase(h), /^round 1\/1, \d+ scored.* · val mean@1 \d+\.\d% ± \d+\.\d · \d+ rollouts$/);
   assert.equal(h.rollouts + w.rollouts, done.state!.ledger.trainingRollouts + done.state!.ledger.searchRollouts, 'the phases add up to the ledger');
   assert.equal(feed.refresh().changed, false, 'a finished run is not re-read');

@@ -28,6 +28,18 @@ export interface PhaseNode {
   scored?: number;
   invalid?: number;
   accepted?: string;
+  /** Harness phase: one proposer session per round (its report, cost and log, relative to the run folder). */
+  sessions?: ProposerSessionNode[];
+}
+
+export interface ProposerSessionNode {
+  round: number;
+  proposer: string;
+  dollars: number;
+  candidates: number;
+  report: string;
+  sessionLog?: string;
+  stopped?: string;
 }
 
 export interface CycleNode {
@@ -94,6 +106,17 @@ function phaseNode(start: JournalEntry, entries: readonly JournalEntry[], opts: 
     node.invalid = mine.filter((e) => e.type === 'candidate_invalid').length;
     const acc = mine.find((e) => e.type === 'acceptance');
     if (acc) node.accepted = String(acc.chosen);
+    node.sessions = mine
+      .filter((e) => e.type === 'proposal')
+      .map((e) => ({
+        round: num(e.round),
+        proposer: String(e.proposer ?? 'proposer'),
+        dollars: num(e.dollars),
+        candidates: Array.isArray(e.candidates) ? e.candidates.length : 0,
+        report: typeof e.report === 'string' ? e.report : '',
+        ...(typeof e.sessionLog === 'string' ? { sessionLog: e.sessionLog } : {}),
+        ...(typeof e.stopped === 'string' ? { stopped: e.stopped } : {}),
+      }));
   }
   return node;
 }
