@@ -25,6 +25,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
       const s = item.run.state;
       const info: RunsItem[] = [];
       if (item.run.detail) info.push({ kind: 'info', label: item.run.status, detail: item.run.detail });
+      if (item.run.backend) info.push({ kind: 'info', label: 'backend', detail: item.run.backend });
       if (s) info.push({ kind: 'info', label: 'ledger', detail: describeLedger(s.ledger) });
       if (s?.best) info.push({ kind: 'info', label: 'best pair', detail: `val ${pct(s.best.mean)} ± ${(100 * s.best.se).toFixed(1)} (policy ${s.best.version}, harness ${s.best.harness.slice(0, 8)}, after phase ${s.best.phase})` });
       if (s?.test) info.push({ kind: 'info', label: 'sealed test', detail: `mean@${s.test.k} ${pct(s.test.mean)} ± ${(100 * s.test.se).toFixed(1)}` });

@@ -23,10 +23,10 @@ export class WhaleStatusBar implements vscode.Disposable {
 
   update(): void {
     const { project, runs } = this.monitor.current();
-    const v = statusView(statusState(!!project?.hasConfig, runs, this.engineError));
+    const v = statusView(statusState(!!project?.hasConfig, runs, this.engineError), runs[0]?.backend);
     this.item.text = v.text;
     const md = new vscode.MarkdownString(v.tooltip, true);
-    md.isTrusted = { enabledCommands: ['whale.newProject', 'whale.nextPhase', 'whale.run', 'whale.resumeRun', 'whale.stop', 'whale.showLogs'] };
+    md.isTrusted = { enabledCommands: ['whale.newProject', 'whale.nextPhase', 'whale.run', 'whale.resumeRun', 'whale.stop', 'whale.showLogs', 'whale.backend.checkHealth'] };
     this.item.tooltip = md;
     this.item.backgroundColor = v.error ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
   }

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getDomain } from '../../src/domains/index.js';
 import { configProblems } from '../../src/extension/model/configProblems.js';
-import type { RunNode } from '../../src/extension/model/runsModel.js';
 import { statusState, statusView } from '../../src/extension/model/statusModel.js';
+import { describeBackend, type RunNode } from '../../src/extension/model/runsModel.js';
 
 const run = (id: string, status: RunNode['status'], extra: Partial<RunNode> = {}): RunNode => ({ id, status, cycles: [], ...extra });
 
@@ -26,6 +26,9 @@ test('status bar: no project, idle, running phase X of cycle k, stopped, error �
   assert.deepEqual(dead, { kind: 'error', run: 'a', message: 'the engine (pid 7) ended during phase 0' });
   assert.equal(statusView(dead).error, true);
   assert.match(statusView(dead).tooltip, /command:whale\.resumeRun/);
+  const withBackend = statusView(running, describeBackend({ kind: 'tinker', capabilities: { update: 'lora', tokenIds: true, logprobs: false } }));
+  assert.match(withBackend.tooltip, /Backend: tinker · training lora · token ids yes · logprobs no · \[Check Backend Health\]\(command:whale\.backend\.checkHealth\)/);
+  assert.equal(describeBackend(undefined), undefined, 'runs from before backends were journaled');
   assert.equal(statusState(true, [run('a', 'finished')], 'the engine exited with code 1').kind, 'error', "this window's engine error shows until the next start");
   assert.equal(statusState(true, [run('a', 'running')], 'old error').kind, 'running', 'a running engine wins');
 });

@@ -58,6 +58,18 @@ export interface RunNode {
   current?: PhaseNode;
   /** pid of the run's latest engine session (alive only when the status is 'running'). */
   pid?: number;
+  /** The backend the run was started on and what it could do then (journal `run_started.backend`). */
+  backend?: string;
+}
+
+/** "embedded · training full · token ids yes · logprobs yes" from `run_started.backend`. */
+export function describeBackend(b: unknown): string | undefined {
+  if (!b || typeof b !== 'object') return undefined;
+  const { kind, capabilities: c } = b as { kind?: unknown; capabilities?: Record<string, unknown> };
+  if (typeof kind !== 'string') return undefined;
+  if (!c) return kind;
+  const yn = (x: unknown) => (x ? 'yes' : 'no');
+  return `${kind} · training ${String(c.update ?? 'none')} · token ids ${yn(c.tokenIds)} · logprobs ${yn(c.logprobs)}`;
 }
 
 export interface RunModelOptions {
@@ -162,7 +174,8 @@ export function runModel(id: string, entries: readonly JournalEntry[], opts: Run
     detail = `${state.nextPhase} phase(s) completed; the next step continues the schedule`;
   }
   if (open && status === 'interrupted') open.status = 'interrupted';
-  return { id, status, ...(detail ? { detail } : {}), state, cycles, ...(open ? { current: open } : {}), ...(pid !== undefined ? { pid } : {}) };
+  const backend = describeBackend(entries.find((e) => e.type === 'run_started')?.backend);
+  return { id, status, ...(detail ? { detail } : {}), state, cycles, ...(open ? { current: open } : {}), ...(pid !== undefined ? { pid } : {}), ...(backend ? { backend } : {}) };
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;

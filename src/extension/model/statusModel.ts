@@ -29,7 +29,14 @@ export interface StatusView {
 
 const link = (title: string, command: string) => `[${title}](command:${command})`;
 
-export function statusView(s: StatusState): StatusView {
+/** The state's view, with the latest run's backend (and a health check link) in the tooltip. */
+export function statusView(s: StatusState, backend?: string): StatusView {
+  const v = stateView(s);
+  if (s.kind === 'no-project') return v;
+  return { ...v, tooltip: `${v.tooltip}\n\nBackend: ${backend ?? 'as configured'} · ${link('Check Backend Health', 'whale.backend.checkHealth')}` };
+}
+
+function stateView(s: StatusState): StatusView {
   switch (s.kind) {
     case 'no-project':
       return { text: '$(circle-outline) WHALE', tooltip: `No WHALE project in this folder.\n\n${link('New Project', 'whale.newProject')}`, error: false };
