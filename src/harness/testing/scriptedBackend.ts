@@ -6,6 +6,7 @@
  * Tokens are whitespace-separated words; a word's id is a stable hash, its logprob a fixed -0.5.
  */
 import type { Capabilities, ChatMessage, ChatRequest, ChatResult, PolicyBackend, TrainResult } from '../../policy/types.js';
+import { sleep } from '../../core/sleep.js';
 
 export type ScriptReply = string | { text: string; delayMs?: number } | { error: string };
 export type Script = (messages: ChatMessage[], req: ChatRequest, callIndex: number) => ScriptReply;
@@ -90,14 +91,4 @@ export class ScriptedBackend implements PolicyBackend {
   }
 
   async close(): Promise<void> {}
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(t);
-      reject(new Error('aborted'));
-    });
-  });
 }

@@ -8,6 +8,7 @@
  * key is sent as a bearer token and never appears in an error message, a log line or the run store.
  */
 import { randomUUID } from 'node:crypto';
+import { abortReason, sleep } from '../../core/sleep.js';
 
 export interface HttpOptions {
   baseUrl: string;
@@ -144,22 +145,4 @@ function errorMessage(json: unknown, text: string): string {
   if (j && j.detail !== undefined) return typeof j.detail === 'string' ? j.detail : JSON.stringify(j.detail);
   if (j && typeof j.message === 'string') return j.message;
   return text.slice(0, 300) || '(empty body)';
-}
-
-function abortReason(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new Error('aborted');
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(abortReason(signal!));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -3,6 +3,7 @@
  * off (maxRetries 0) so that every attempt, its error and its sleep end up in the session log, and so
  * that the longest sleep is ours to cap (tests cap it; the paper's 2400 s sessions need long waits).
  */
+import { sleep } from '../../core/sleep.js';
 
 /** What an SDK error (Anthropic or OpenAI; both extend the same shape) tells us. */
 interface ErrorLike {
@@ -61,20 +62,6 @@ export function backoffMs(attempt: number, policy: RetryPolicy, e: unknown, jitt
   return Math.min(policy.maxMs, Math.round(wait));
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal?.reason ?? new Error('aborted'));
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 export function describeError(e: unknown): string {
   const err = e as ErrorLike;
