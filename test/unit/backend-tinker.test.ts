@@ -108,6 +108,10 @@ function faultyProxy(target: string) {
             res.end(Buffer.concat(body));
           });
         });
+        // The slow reply may be forwarded after the test has closed the backend: answer 502, don't crash.
+        up.on('error', () => {
+          if (!res.headersSent) res.writeHead(502).end();
+        });
         up.end(Buffer.concat(chunks));
       };
       if (route === 'asample' && n === 2) {
