@@ -50,7 +50,10 @@ if [ ! -f "$DIR/cs/node_modules/code-server/lib/vscode/node_modules/node-pty/pac
    ! grep -q "\"version\": \"$CODE_SERVER_VERSION\"" "$CS_PKG" ||
    ! grep -q "\"version\": \"$PLAYWRIGHT_CORE_VERSION\"" "$DIR/cs/node_modules/playwright-core/package.json" 2>/dev/null; then
   say "npm (under Node 24): code-server@$CODE_SERVER_VERSION playwright-core@$PLAYWRIGHT_CORE_VERSION (compiles native modules; a few minutes)"
+  # Run from `npm test`, the outer npm's npm_* variables (npm_config_user_agent says node/v20, which
+  # code-server's postinstall checks) would leak into this install: drop them all first.
   (cd "$DIR/cs" && echo '{"private":true}' > package.json &&
+   for v in $(compgen -e | grep -i '^npm_'); do unset "$v"; done &&
    PATH="$NODE24/bin:$PATH" npm_config_nodedir="$NODE24" \
      npm install --no-audit --no-fund --no-save \
        "code-server@$CODE_SERVER_VERSION" "playwright-core@$PLAYWRIGHT_CORE_VERSION")
