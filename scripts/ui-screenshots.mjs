@@ -42,6 +42,27 @@ const STEPS = [
       await ui.page.locator('.part.panel .view-lines', { hasText: 'engine:' }).first().waitFor({ timeout: 30_000 });
     },
   },
+  {
+    name: 'next-phase',
+    shot: 'sidebar-after-next-phase.png',
+    caption: 'WHALE: Next Phase runs one phase in the engine process; the side bar shows the paused run, the archive, failing trajectories and notes',
+    async run(ui) {
+      await ui.palette('WHALE: Next Phase');
+      await ui.palette('View: Show WHALE');
+      // The run is 'paused' once its phase is done (Next Phase runs exactly one).
+      await ui.page.locator('.part.sidebar .monaco-list-row', { hasText: /whale-\w+ paused/ }).first().waitFor({ timeout: 420_000 });
+    },
+  },
+  {
+    name: 'dashboard',
+    shot: 'dashboard.png',
+    caption: 'WHALE: Open Dashboard — best-so-far validation mean@k against cumulative rollouts, and the ledger',
+    async run(ui) {
+      await ui.palette('WHALE: Open Dashboard');
+      await ui.page.locator('.editor-group-container .tab.active', { hasText: /Dashboard/ }).waitFor({ timeout: 60_000 });
+      await ui.page.waitForTimeout(4_000); // the webview draws after its ready handshake
+    },
+  },
 ];
 
 const { values: args } = parseArgs({
@@ -90,6 +111,11 @@ const ui = {
     await input.fill(`>${command}`);
     await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor({ timeout: 30_000 });
     await page.keyboard.press('Enter');
+  },
+  async pick(label) {
+    const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: new RegExp(`^\\s*${label}\\b`) }).first();
+    await row.waitFor({ timeout: 60_000 });
+    await row.click();
   },
   async expandInExplorer(label) {
     const row = explorerRow(label);
