@@ -50,7 +50,7 @@ const STEPS = [
       await ui.palette('WHALE: Next Phase');
       await ui.palette('View: Show WHALE');
       // The run is 'paused' once its phase is done (Next Phase runs exactly one).
-      await ui.page.locator('.part.sidebar .monaco-list-row', { hasText: /whale-\w+ paused/ }).first().waitFor({ timeout: 420_000 });
+      await ui.page.locator('.part.sidebar .monaco-list-row', { hasText: /-whale-[a-z0-9]{4}\s*paused/ }).first().waitFor({ timeout: 420_000 });
     },
   },
   {
