@@ -10,19 +10,10 @@ import { RunStore } from '../../src/archive/runStore.js';
 import { getDomain } from '../../src/domains/index.js';
 import { DetachedProcess, splitLines } from '../../src/extension/detachedEngine.js';
 import { RunsFeed } from '../../src/extension/model/runsModel.js';
+import { until } from '../support/until.js';
 
 const dev = fileURLToPath(new URL('../../src/cli/dev.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url));
-
-async function until<T>(what: string, f: () => T | undefined, timeoutMs = 240_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 test('splitLines: carriage-return redraws become lines; an unfinished line is kept', () => {
   assert.deepEqual(splitLines('a: 1/4\r\x1b[Ka: 4/4\nrest'), { lines: ['a: 1/4', 'a: 4/4'], rest: 'rest' });

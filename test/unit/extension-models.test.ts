@@ -12,6 +12,7 @@ import { getDomain } from '../../src/domains/index.js';
 import { archiveModel, candidateTooltip, compareTable, describeCandidate } from '../../src/extension/model/archiveModel.js';
 import { JournalTail } from '../../src/extension/model/journalTail.js';
 import { RunsFeed, describePhase, describeRun, type RunNode } from '../../src/extension/model/runsModel.js';
+import { until } from '../support/until.js';
 
 const dev = fileURLToPath(new URL('../../src/cli/dev.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url));
@@ -63,16 +64,6 @@ function project(): string {
     }),
   );
   return dir;
-}
-
-async function until<T>(what: string, f: () => T | undefined, timeoutMs = 240_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = f();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 test('Runs model: a terminal `whale run` shows up live, a killed engine is reported as interrupted, a resumed run completes', { timeout: 600_000 }, async () => {
