@@ -17,19 +17,25 @@ export function workbenchUi(page, say = () => {}) {
     explorerRow,
     pane,
     paneRow,
-    async palette(command) {
-      await page.keyboard.press('Escape'); // close whatever menu or widget has the focus
-      await page.keyboard.press('F1');
-      const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ state: 'visible' });
-      await input.fill(`>${command}`);
-      // The command appears once the extension contributing it is known; the list is filtered live.
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor({ timeout: 60_000 });
-      await page.keyboard.press('Enter');
+    // The palette lists what was registered when it opened: right after start-up the extension's
+    // commands may not be there yet, so reopen it until the command shows (as a person would).
+    async palette(command, timeout = 90_000) {
+      const end = Date.now() + timeout;
+      for (;;) {
+        await page.keyboard.press('Escape'); // close whatever menu or widget has the focus
+        await page.keyboard.press('F1');
+        const input = page.locator('.quick-input-widget input');
+        await input.waitFor({ state: 'visible' });
+        await input.fill(`>${command}`);
+        const row = page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first();
+        if (await row.waitFor({ timeout: 5_000 }).then(() => true, () => false)) return page.keyboard.press('Enter');
+        if (Date.now() > end) throw new Error(`no '${command}' in the command palette after ${timeout / 1000}s`);
+        await page.waitForTimeout(1_000);
+      }
     },
     /** Clicks the quick pick row whose label starts with `label`. */
     async pick(label, timeout = 60_000) {
-      const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: new RegExp(`^\\s*${escapeRe(label)}\\b`) }).first();
+      const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(label)}\\s*$`) }) }).first();
       await row.waitFor({ timeout });
       await row.click();
     },
@@ -75,7 +81,13 @@ export function workbenchUi(page, say = () => {}) {
       for (;;) {
         await target.click({ button: 'right' });
         const entry = page.locator('.monaco-menu .action-item', { hasText: item }).first();
-        if (await entry.waitFor({ timeout: 5_000 }).then(() => true, () => false)) return entry.click();
+        if (await entry.waitFor({ timeout: 5_000 }).then(() => true, () => false)) {
+          // Hover first: the menu takes the click only once the item is its focused one.
+          await entry.hover();
+          await entry.locator('.action-menu-item').first().click();
+          await page.locator('.monaco-menu').first().waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => page.keyboard.press('Enter'));
+          return;
+        }
         await page.keyboard.press('Escape');
         if (Date.now() > end) throw new Error(`no '${item}' in the context menu of '${typeof row === 'string' ? row : 'the row'}' after ${timeout / 1000}s`);
         await page.waitForTimeout(2_000);
