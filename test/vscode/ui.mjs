@@ -60,11 +60,13 @@ export function workbenchUi(page, say = () => {}) {
       await page.locator('.editor-group-container .tab.active', { hasText: label }).waitFor({ timeout: 30_000 });
       await page.locator('.editor-group-container .monaco-editor .view-lines', { hasText: showing }).first().waitFor({ timeout: 60_000 });
     },
-    /** Opens the WHALE side bar and makes sure the view `title` is expanded. */
+    /** Opens the WHALE side bar on the view `title`, the other views folded so its rows have room. */
     async showView(title) {
       if (!(await pane(title).isVisible())) await ui.palette('View: Show WHALE');
       const header = pane(title).locator('.pane-header').first();
       await header.waitFor({ timeout: 30_000 });
+      const others = page.locator('.part.sidebar .pane-header[aria-expanded="true"]').filter({ hasNotText: new RegExp(`^\\s*${escapeRe(title)}`, 'i') });
+      while ((await others.count()) > 0) await others.first().click();
       if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
       return pane(title);
     },

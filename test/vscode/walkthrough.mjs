@@ -238,7 +238,7 @@ const STEPS = [
       await form.waitFor({ timeout: 30_000 });
       await form.locator('textarea, .monaco-editor').first().click();
       await page.keyboard.type(text);
-      await form.locator('.monaco-button', { hasText: 'Save Note' }).first().click();
+      await page.locator('.review-widget .monaco-button', { hasText: 'Save Note' }).first().click();
       await page.locator('.review-widget .comment-body', { hasText: text }).first().waitFor({ timeout: 30_000 });
       const [run] = runIds().slice(-1);
       const file = join(store, 'runs', run, 'annotations.jsonl');
