@@ -37,7 +37,7 @@ export async function engineEnv(configFile: string, keys: ApiKeys, log: vscode.L
   if (stored) return { ...env, [need.envVar]: stored };
   if (process.env[need.envVar]) return env; // inherited by the child from the editor's environment
   const key = await vscode.window.showInputBox({
-    title: `WHALE: the llm proposer needs a ${need.provider.label} API key`,
+    title: `WHALE: ${need.provider.label} API key for the llm proposer`,
     prompt: `Stored in VS Code SecretStorage and given to the engine as ${need.envVar} only; never written to a file. (WHALE: Set API Key changes it.)`,
     password: true,
     ignoreFocusOut: true,

@@ -27,8 +27,10 @@ export function workbenchUi(page, say = () => {}) {
         const input = page.locator('.quick-input-widget input');
         await input.waitFor({ state: 'visible' });
         await input.fill(`>${command}`);
-        const row = page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first();
-        if (await row.waitFor({ timeout: 5_000 }).then(() => true, () => false)) return page.keyboard.press('Enter');
+        // The row whose label is exactly the command: Enter would take the top row, which may be a
+        // recently used command that merely matches ('WHALE: Run' matches 'WHALE: Resume Run').
+        const row = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(command)}\\s*$`) }) }).first();
+        if (await row.waitFor({ timeout: 5_000 }).then(() => true, () => false)) return row.click();
         if (Date.now() > end) throw new Error(`no '${command}' in the command palette after ${timeout / 1000}s`);
         await page.waitForTimeout(1_000);
       }
@@ -70,10 +72,17 @@ export function workbenchUi(page, say = () => {}) {
       if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
       return pane(title);
     },
-    /** Expands a collapsed tree row (a click on its twistie, as a person would). */
-    async expandRow(row) {
-      await row.waitFor({ timeout: 60_000 });
-      if ((await row.getAttribute('aria-expanded')) === 'false') await row.locator('.monaco-tl-twistie').click();
+    /** Expands a tree row (a click on its twistie, as a person would), again if a refresh folds it or it has no children yet. */
+    async expandRow(row, timeout = 60_000) {
+      const end = Date.now() + timeout;
+      await row.waitFor({ timeout });
+      for (;;) {
+        const state = await row.getAttribute('aria-expanded');
+        if (state === 'true') return;
+        if (state === 'false') await row.locator('.monaco-tl-twistie').click();
+        if (Date.now() > end) throw new Error(`the row '${(await row.textContent()).trim()}' did not expand in ${timeout / 1000}s`);
+        await page.waitForTimeout(1_000);
+      }
     },
     // Extension menu items appear only once the extension host has registered the extension, which
     // can take a while after the row shows: reopen the menu until the item is there.

@@ -32,6 +32,7 @@ const vsix = resolve(args.vsix);
 if (!existsSync(vsix)) fail(`${vsix} does not exist`);
 const outDir = resolve(args.out ?? join(repo, 'out/walkthrough'));
 mkdirSync(outDir, { recursive: true });
+for (const f of readdirSync(outDir)) if (f.startsWith('FAILED-')) rmSync(join(outDir, f)); // from an earlier try
 
 const t0 = Date.now();
 const say = (...a) => console.log(`[walk +${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
@@ -285,19 +286,25 @@ const STEPS = [
       });
       const before = runIds();
       await ui.palette('WHALE: Run');
-      const box = page.locator('.quick-input-widget', { hasText: /needs a Anthropic API key/ });
+      const box = page.locator('.quick-input-widget', { hasText: /Anthropic API key for the llm proposer/ });
       await box.waitFor({ state: 'visible', timeout: 60_000 });
       await box.locator('input').first().fill(FAKE_KEY);
+      await page.waitForTimeout(500); // the box fades in
       await page.screenshot({ path: join(outDir, 'api-key-prompt.png') });
       assert.equal(await box.locator('input').first().getAttribute('type'), 'password', 'the key is typed into a password box');
       await page.keyboard.press('Enter');
-      // The engine got it — by environment, since nothing else carries it — and sent it to the model.
-      const call = await until('the proposer to call the model with the key', () => fakeLlm.requests.find((r) => r.headers['x-api-key'] === FAKE_KEY), 300_000);
+      // The engine got it — by environment, since nothing else carries it — and sent it to the model
+      // (the SDK sends it as x-api-key or as a bearer token, by version).
+      const call = await until('the proposer to call the model with the key', () => fakeLlm.requests.find((r) => r.headers['x-api-key'] === FAKE_KEY || r.headers.authorization === `Bearer ${FAKE_KEY}`), 120_000).catch((e) => {
+        throw new Error(`${e.message}; the model got ${fakeLlm.requests.length} request(s), with key headers ${JSON.stringify(fakeLlm.requests.map((r) => [r.headers['x-api-key'], r.headers.authorization]))}`);
+      });
       say(`the fake model got ${fakeLlm.requests.length} request(s); the first with the typed key at request ${call.index}`);
       const run = await until('the new run', () => runIds().find((id) => !before.includes(id)), 60_000);
       await ui.showView('Runs');
       await ui.paneRow('Runs', new RegExp(`${run}\\s*finished`)).waitFor({ timeout: 300_000 });
-      const leaks = [ws, join(server.userData, 'logs'), join(server.tmp, 'code-server.yaml')].flatMap((d) => filesContaining(d, FAKE_KEY));
+      // Everything this VS Code wrote: the workspace with its run store and engine logs, the user
+      // data with the extension's log, settings and state, the installed extension.
+      const leaks = filesContaining(server.tmp, FAKE_KEY);
       assert.deepEqual(leaks, [], `the key was written to ${leaks.join(', ')}`);
     },
     // the picture is taken with the box showing, above
@@ -336,6 +343,7 @@ const STEPS = [
       await ui.palette('WHALE: Stop');
       await ui.paneRow('Runs', new RegExp(`${run}\\s*(stopped|paused)`)).waitFor({ timeout: 300_000 });
       await until(`the engine (pid ${pid}) to exit`, () => !alive(pid), 60_000);
+      await ui.expandRow(ui.paneRow('Runs', run));
       const status = whale('status');
       assert.equal(status.status, 0, `whale status failed:\n${status.stdout}${status.stderr}`);
       assert.match(status.stdout, new RegExp(`run ${run}: (in progress or resumable|stop requested)`));
