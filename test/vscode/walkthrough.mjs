@@ -327,7 +327,8 @@ const STEPS = [
       assert.equal(await page.locator('.quick-input-widget', { hasText: /API key/ }).isVisible(), false, 'the stored key is not asked for again');
       const pid = journal(run).filter((e) => e.type === 'session_started').pop().pid;
       const hosts = descendants(server.pid, /extensionHost|bootstrap-fork.*--type=extensionHost/);
-      say(`run ${run}: engine pid ${pid}; extension host(s) ${hosts.map((h) => h.pid).join(', ') || 'not found'}; closing the window`);
+      assert.ok(hosts.length > 0, 'found no extension host process under the server');
+      say(`run ${run}: engine pid ${pid}; extension host(s) ${hosts.map((h) => h.pid).join(', ')}; closing the window`);
       await page.close();
       await until('the closed window\'s extension host to end', () => hosts.every((h) => !alive(h.pid)), 120_000, 1000);
       const seen = journal(run).length;
