@@ -5,7 +5,9 @@
 // backend does not publish twice.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createBackend } from '../../src/policy/index.js';
@@ -143,6 +145,23 @@ test('split: a weight phase of a real WHALE run trains on one process and rolls 
       { kind: 'split', sampler: { kind: 'openai-compatible', baseUrl: `${sampler.url}/v1`, model: baseId }, trainer: { kind: 'tinker', baseUrl: trainer.url, baseModel: 'embedded', tokenizer: 'embedded' }, publish: { kind: 'vllm-lora', adapterDir: shared } },
       { method: 'weight-only', schedule: { epochs: 0.375, iterations: 2, cycles: 1 }, sandbox: { wallMs: 300_000, cpuMs: 60_000 } },
     );
+    // The same sampler behind a proxy that answers the LoRA routes as vLLM does when started
+    // without VLLM_ALLOW_RUNTIME_LORA_UPDATING (FastAPI's plain 404): refused before any rollout.
+    const noLora = await withoutLoraRoutes(sampler.url);
+    try {
+      const refusedDir = tinyProject(
+        { kind: 'split', sampler: { kind: 'openai-compatible', baseUrl: `${noLora.url}/v1`, model: baseId }, trainer: { kind: 'tinker', baseUrl: trainer.url, baseModel: 'embedded', tokenizer: 'embedded' }, publish: { kind: 'vllm-lora', adapterDir: shared } },
+        { method: 'weight-only' },
+      );
+      const refused = await whaleAsync(['run'], refusedDir);
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, /has no runtime LoRA loading.*--enable-lora --max-lora-rank.*VLLM_ALLOW_RUNTIME_LORA_UPDATING=True/);
+      assert.ok(!existsSync(join(refusedDir, '.whale', 'results')) || readdirSync(join(refusedDir, '.whale', 'results')).length === 0, 'no rollout ran');
+      assert.ok(noLora.chats() <= 1, 'at most the capability probe reached chat completions');
+    } finally {
+      noLora.close();
+    }
+
     const r = await whaleAsync(['run'], dir);
     assert.equal(r.code, 0, r.stderr);
     const runs = new RunStore(join(dir, '.whale'));
@@ -163,3 +182,21 @@ test('split: a weight phase of a real WHALE run trains on one process and rolls 
     await trainer.stop();
   }
 });
+
+/** Forwards to `target`, except the runtime LoRA routes, answered as a vLLM without them would. */
+function withoutLoraRoutes(target: string): Promise<{ url: string; chats(): number; close(): void }> {
+  let chats = 0;
+  const server = createServer((req, res) => {
+    if (/_lora_adapter$/.test(req.url ?? '')) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ detail: 'Not Found' }));
+    }
+    if ((req.url ?? '').includes('/chat/completions')) chats++;
+    const up = httpRequest(`${target}${req.url}`, { method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    req.pipe(up);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, chats: () => chats, close: () => server.close() })));
+}

@@ -161,7 +161,7 @@ export function adapterPath(cfg: Pick<PublishConfig, 'adapterDir' | 'pathTemplat
 /**
  * Whether the server has the runtime LoRA routes: unloading a name that was never loaded answers
  * "cannot be found" when they exist, and the framework's plain 404 ("Not Found") when vLLM was
- * started without VLLM_ALLOW_RUNTIME_LORA_UPDATING.
+ * started without VLLM_ALLOW_RUNTIME_LORA_UPDATING (or the server is not vLLM at all).
  */
 export async function probeLoraLoading(http: JsonHttp): Promise<boolean> {
   try {
@@ -169,6 +169,7 @@ export async function probeLoraLoading(http: JsonHttp): Promise<boolean> {
     return true;
   } catch (e) {
     if (!(e instanceof BackendHttpError)) throw e;
-    return /cannot be found|lora/i.test(e.message) && e.status !== 405;
+    const said = e.message.replace(/^.*?HTTP \d+: /, ''); // the server's words, not our URL
+    return /cannot be found|(adapter|lora).*not found|not found.*(adapter|lora)/i.test(said);
   }
 }
