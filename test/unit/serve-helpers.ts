@@ -52,8 +52,8 @@ export function whale(args: string[], cwd: string, env: Record<string, string> =
 }
 
 /** The same, without blocking the event loop (so a test can kill and restart a server meanwhile). */
-export function whaleAsync(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, ['--import', tsx, dev, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export function whaleAsync(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, ['--import', tsx, dev, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let stdout = '';
   let stderr = '';
   proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
