@@ -50,7 +50,8 @@ export class SplitBackend implements PolicyBackend {
   async capabilities(): Promise<Capabilities> {
     const s = await this.sampler.capabilities();
     const t = await this.trainer.capabilities();
-    return { ...s, update: t.update, recordsRsft: undefined };
+    const { recordsRsft: _none, ...sampling } = s;
+    return { ...sampling, update: t.update, loraLoading: true };
   }
 
   currentVersion(): string {
