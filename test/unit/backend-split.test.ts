@@ -38,6 +38,15 @@ async function examples(promptTokenIds: number[]): Promise<TrainExample[]> {
   return [0, 1, 2, 3].map(() => ({ promptTokenIds, completionTokenIds, lossMask: completionTokenIds.map(() => 1) }));
 }
 
+/** The trainer process (exporting saved versions to a shared folder) and the sampler process. */
+async function twoProcesses() {
+  const root = mkdtempSync(join(tmpdir(), 'whale-split-'));
+  const shared = join(root, 'shared-adapters');
+  const trainer = await startServe(join(root, 'trainer'), 0, ['--export-dir', shared]);
+  const sampler = await startServe(join(root, 'sampler'));
+  return { root, shared, trainer, sampler, baseId: (await models(sampler.url))[0].id };
+}
+
 function splitConfig(sampler: string, samplerModel: string, trainer: string, adapterDir: string, publish: Record<string, unknown> = {}): BackendConfig {
   return BackendSchema.parse({
     kind: 'split',
@@ -48,12 +57,8 @@ function splitConfig(sampler: string, samplerModel: string, trainer: string, ada
 }
 
 test('split: the trainer process trains, the sampler process loads the published version by name and samples differently; old adapters are unloaded; a failed publish loses no training; a reopened backend does not publish twice', { timeout: 900_000 }, async () => {
-  const root = mkdtempSync(join(tmpdir(), 'whale-split-'));
-  const shared = join(root, 'shared-adapters');
-  const trainer = await startServe(join(root, 'trainer'), 0, ['--export-dir', shared]);
-  const sampler = await startServe(join(root, 'sampler'));
+  const { root, shared, trainer, sampler, baseId } = await twoProcesses();
   try {
-    const baseId = (await models(sampler.url))[0].id;
     const store = join(root, 'client');
     const cfg = splitConfig(sampler.url, baseId, trainer.url, shared, { keepLoaded: 1 });
     const b = (await createBackend(cfg, { storeDir: store, runId: 'r1' })) as SplitBackend;
@@ -135,12 +140,8 @@ test('split: the trainer process trains, the sampler process loads the published
 });
 
 test('split: a weight phase of a real WHALE run trains on one process and rolls out on the other', { timeout: 900_000 }, async () => {
-  const root = mkdtempSync(join(tmpdir(), 'whale-split-run-'));
-  const shared = join(root, 'shared-adapters');
-  const trainer = await startServe(join(root, 'trainer'), 0, ['--export-dir', shared]);
-  const sampler = await startServe(join(root, 'sampler'));
+  const { shared, trainer, sampler, baseId } = await twoProcesses();
   try {
-    const baseId = (await models(sampler.url))[0].id;
     const dir = tinyProject(
       { kind: 'split', sampler: { kind: 'openai-compatible', baseUrl: `${sampler.url}/v1`, model: baseId }, trainer: { kind: 'tinker', baseUrl: trainer.url, baseModel: 'embedded', tokenizer: 'embedded' }, publish: { kind: 'vllm-lora', adapterDir: shared } },
       { method: 'weight-only', schedule: { epochs: 0.375, iterations: 2, cycles: 1 }, sandbox: { wallMs: 300_000, cpuMs: 60_000 } },
