@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describeLedger, describePhase, describeRun, type CycleNode, type PhaseNode, type ProposerSessionNode, type RunNode } from './model/runsModel.js';
 import type { StoreMonitor } from './storeMonitor.js';
 import type { BackendHealthMonitor } from './backendHealth.js';
+import { backendRowDetail } from './model/backendHealth.js';
 
 export type RunsItem = { kind: 'run'; run: RunNode } | { kind: 'cycle'; run: RunNode; cycle: CycleNode } | { kind: 'phase'; run: RunNode; phase: PhaseNode } | { kind: 'session'; run: RunNode; phase: PhaseNode; session: ProposerSessionNode } | { kind: 'info'; label: string; detail: string };
 
@@ -30,12 +31,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
       const s = item.run.state;
       const info: RunsItem[] = [];
       if (item.run.detail) info.push({ kind: 'info', label: item.run.status, detail: item.run.detail });
-      if (item.run.backend) {
-        // The configured backend's health, on the runs that use that kind of backend.
-        const h = this.health?.view();
-        const live = h && h.targets.length && item.run.backend.split(' · ')[0] === h.kind ? ` · ${h.text.slice(h.kind.length + 2)}` : '';
-        info.push({ kind: 'info', label: 'backend', detail: item.run.backend + live });
-      }
+      if (item.run.backend) info.push({ kind: 'info', label: 'backend', detail: backendRowDetail(item.run.backend, this.health?.view()) });
       if (s) info.push({ kind: 'info', label: 'ledger', detail: describeLedger(s.ledger) });
       if (s?.best) info.push({ kind: 'info', label: 'best pair', detail: `val ${pct(s.best.mean)} ± ${(100 * s.best.se).toFixed(1)} (policy ${s.best.version}, harness ${s.best.harness.slice(0, 8)}, after phase ${s.best.phase})` });
       if (s?.test) info.push({ kind: 'info', label: 'sealed test', detail: `mean@${s.test.k} ${pct(s.test.mean)} ± ${(100 * s.test.se).toFixed(1)}` });

@@ -4,8 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HealthPoller, describeHealth, healthTargets, nextDelayMs, nextHealth, type HealthState } from '../../src/extension/model/backendHealth.js';
+import { HealthPoller, backendRowDetail, describeHealth, healthTargets, nextDelayMs, nextHealth, type HealthState } from '../../src/extension/model/backendHealth.js';
 import { until } from '../support/until.js';
+import { describeBackend } from '../../src/extension/model/runsModel.js';
 
 test('health targets: the sampler /models and the trainer /api/v1/healthz; nothing to probe for embedded or a broken section', () => {
   assert.deepEqual(healthTargets({ kind: 'embedded' }), []);
@@ -39,6 +40,18 @@ test('health state: unreachable keeps the time it first failed; the retry delay 
   assert.equal(nextDelayMs(s, timing), 60_000);
   assert.equal(describeHealth('tinker', s).mark, '$(pass)');
 });
+
+test('runs view backend row: the journaled capabilities, plus the configured backend health on runs of that kind', () => {
+  const row = describeBackendLine();
+  const down = { kind: 'split', targets: ['http://gpu:8000/v1/models'], ...describeHealth('split', { status: 'unreachable', since: 0, checkedAt: 0, failures: 2, error: 'sampler http://gpu:8000/v1/models: ECONNREFUSED' }) };
+  assert.equal(backendRowDetail(row, down), `${row} · unreachable since 00:00:00 UTC (sampler http://gpu:8000/v1/models: ECONNREFUSED; 2 failed checks)`);
+  assert.equal(backendRowDetail(row, { ...down, kind: 'tinker' }), row, 'another kind of backend is configured now: its health says nothing about this run');
+  assert.equal(backendRowDetail('embedded · training full · token ids yes · logprobs yes', { kind: 'embedded', targets: [], text: 'embedded: in this process (nothing to probe)' }), 'embedded · training full · token ids yes · logprobs yes');
+});
+
+function describeBackendLine(): string {
+  return describeBackend({ kind: 'split', capabilities: { update: 'lora', tokenIds: true, logprobs: true, loraLoading: true } })!;
+}
 
 function listen(server: Server, port = 0): Promise<number> {
   return new Promise((r) => server.listen(port, '127.0.0.1', () => r((server.address() as AddressInfo).port)));

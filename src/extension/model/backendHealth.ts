@@ -144,3 +144,12 @@ export class HealthPoller {
     if (changed) this.onChange(s);
   }
 }
+
+/**
+ * A run's backend row in the Runs view: what the run journaled (kind and capabilities), plus the
+ * configured backend's health when the run uses that kind of backend.
+ */
+export function backendRowDetail(runBackend: string, health: { kind: string; targets: readonly string[]; text: string } | undefined): string {
+  if (!health || health.targets.length === 0 || runBackend.split(' · ')[0] !== health.kind) return runBackend;
+  return `${runBackend} · ${health.text.startsWith(`${health.kind}: `) ? health.text.slice(health.kind.length + 2) : health.text}`;
+}
