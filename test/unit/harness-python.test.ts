@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
+import { countingListener } from '../support/countingListener.js';
 import { TrajectorySchema } from '../../src/core/trajectory.js';
 import { sandboxCapabilities } from '../../src/harness/sandbox.js';
 import { fixtureTasks } from '../fixtures/harnesses/fixtureDomain.js';
@@ -82,39 +82,29 @@ describe('command (Python) harnesses', () => {
   });
 
   it('in a network namespace, a command harness reaches nothing but the gateway, and its escaped children die with it', { skip: !caps.netns && 'no network namespace here' }, async () => {
-    let connections = 0;
-    const server = net.createServer((c) => {
-      connections++;
-      c.destroy();
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as net.AddressInfo).port;
+    const listener = await countingListener();
+    const port = listener.port;
     const { rt } = setup({ network: 'namespace', filesystem: 'open' });
     try {
       const prepared = await rt.prepare(fixture('py-probe'));
       const t = await rt.rollout({ ...prepared, knobs: { port, spawnEscaper: true } }, fixtureTasks('val', 1)[0], { sampleIndex: 0, seed: 0 });
       const found = t.events.find((e) => e.message === 'probe')?.data as { tcp: string; readOutside: string };
       assert.match(found.tcp, /^denied/);
-      assert.equal(connections, 0);
+      assert.equal(listener.connections(), 0);
       // Without bubblewrap a command harness is not confined to its folder (SANDBOX.md).
       assert.equal(found.readOutside, 'ALLOWED');
       await new Promise((r) => setTimeout(r, 300));
       assert.deepEqual(processesRunning('sleep', '31.337'), [], 'a grandchild in its own session outlived the rollout');
     } finally {
-      server.close();
+      listener.close();
       await rt.close();
     }
   });
 
   for (const network of networks) {
     it(`under bubblewrap a command harness sees only its folder (read-only), the system and a private /tmp, and its escaped children die with it (network: ${network})`, { skip: !caps.bwrap && 'bubblewrap (bwrap) cannot run here' }, async () => {
-      let connections = 0;
-      const server = net.createServer((c) => {
-        connections++;
-        c.destroy();
-      });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      const port = (server.address() as net.AddressInfo).port;
+      const listener = await countingListener();
+      const port = listener.port;
       const { rt } = setup({ network, filesystem: 'confined' });
       // A file of the user's that the harness process could read without confinement.
       const hostFile = join(mkdtempSync(join(tmpdir(), 'whale-host-')), 'secret.txt');
@@ -131,13 +121,13 @@ describe('command (Python) harnesses', () => {
         assert.equal(found.readOwn, 'ALLOWED');
         if (network === 'namespace') {
           assert.match(found.tcp, /^denied/);
-          assert.equal(connections, 0);
+          assert.equal(listener.connections(), 0);
         }
         assert.match(t.events.find((e) => e.name === 'sandbox')?.message ?? '', /file system confined/);
         await new Promise((r) => setTimeout(r, 300));
         assert.deepEqual(processesRunning('sleep', '31.337'), [], 'a grandchild in its own session outlived the rollout');
       } finally {
-        server.close();
+        listener.close();
         rmSync(dirname(hostFile), { recursive: true, force: true });
         rmSync(join(fixture('py-probe'), 'written.txt'), { force: true });
         await rt.close();
