@@ -2,12 +2,17 @@
  * `whale backend …`: probe a backend, and launch / follow / stop one as a Ray job.
  *
  *   whale backend probe [--config whale.config.json]
+ *   whale backend connect [URL] [--kind embedded|openai-compatible|tinker|split] [--model M] [--trainer URL] [--adapter-dir DIR] [--base-model M] [--tokenizer T] [--api-key-env NAME] [--config F] [--dry-run]
  *   whale backend launch --ray http://head:8265 [--template embedded|vllm|skyrl-tinker] [--model M] [--port 8000] [--gpus N] [--node-modules DIR] [--detach]
  *   whale backend status --ray URL --job ID
  *   whale backend logs --ray URL --job ID
  *   whale backend stop --ray URL --job ID
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { writeFileAtomic } from '../core/atomic.js';
+import { setConfigSection } from '../core/configEdit.js';
+import { CONNECT_KINDS, connectBackend, type ConnectKind } from '../policy/connect.js';
 import { InputError } from '../core/errors.js';
 import { createBackend } from '../policy/index.js';
 import { RayJobsClient } from '../policy/ray/rayJobs.js';
@@ -27,7 +32,7 @@ function need(values: Record<string, string | boolean | undefined>, name: string
 export const backendCommand: CommandSpec = {
   summary: 'probe the configured backend, or launch / follow / stop a backend as a Ray job',
   usage:
-    'whale backend probe [--config F] | launch --ray URL [--template embedded|vllm|skyrl-tinker] [--model M] [--port 8000] [--gpus N] [--node-modules DIR] [--detach] | status|logs|stop --ray URL --job ID',
+    'whale backend probe [--config F] | connect [URL] [--kind embedded|openai-compatible|tinker|split] [--model M] [--trainer URL] [--adapter-dir DIR] [--base-model M] [--tokenizer T] [--api-key-env NAME] [--config F] [--dry-run] | launch --ray URL [--template embedded|vllm|skyrl-tinker] [--model M] [--port 8000] [--gpus N] [--node-modules DIR] [--detach] | status|logs|stop --ray URL --job ID',
   options: {
     config: { type: 'string' },
     store: { type: 'string' },
@@ -39,6 +44,13 @@ export const backendCommand: CommandSpec = {
     'node-modules': { type: 'string' },
     job: { type: 'string' },
     detach: { type: 'boolean' },
+    kind: { type: 'string' },
+    trainer: { type: 'string' },
+    'adapter-dir': { type: 'string' },
+    'base-model': { type: 'string' },
+    tokenizer: { type: 'string' },
+    'api-key-env': { type: 'string' },
+    'dry-run': { type: 'boolean' },
   },
   async run(values, positionals) {
     const sub = positionals[0];
@@ -53,6 +65,7 @@ export const backendCommand: CommandSpec = {
       }
       return 0;
     }
+    if (sub === 'connect') return connect(values, positionals[1]);
     const ray = need(values, 'ray', 'the Ray dashboard URL, e.g. http://127.0.0.1:8265');
     const client = new RayJobsClient(ray);
     if (sub === 'launch') {
@@ -91,3 +104,24 @@ export const backendCommand: CommandSpec = {
     throw new InputError({ file: '(command line)', field: 'subcommand' }, `expected probe, launch, status, logs or stop, got '${sub ?? ''}'`);
   },
 };
+
+/**
+ * Probes the backend, prints what it detected, and writes the `backend` section of the config with
+ * a minimal text edit (comments and formatting kept). Prints one JSON line: {backend, detected, configFile}.
+ */
+async function connect(values: Record<string, string | boolean | undefined>, url: string | undefined): Promise<number> {
+  const kind = (flag(values, 'kind') ?? (url ? 'openai-compatible' : 'embedded')) as ConnectKind;
+  if (!CONNECT_KINDS.includes(kind)) throw new InputError({ file: '(command line)', field: '--kind' }, `unknown kind '${kind}' (known: ${CONNECT_KINDS.join(', ')})`);
+  const apiKeyEnv = flag(values, 'api-key-env');
+  if (apiKeyEnv && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(apiKeyEnv)) throw new InputError({ file: '(command line)', field: '--api-key-env' }, `'${apiKeyEnv}' is not an environment variable name (give the NAME of the variable that holds the key, never the key)`);
+  const r = await connectBackend({ kind, url, model: flag(values, 'model'), trainerUrl: flag(values, 'trainer'), adapterDir: flag(values, 'adapter-dir'), baseModel: flag(values, 'base-model'), tokenizer: flag(values, 'tokenizer'), apiKeyEnv });
+  for (const line of r.detected.lines) console.error(`whale backend connect: ${line}`);
+  const configFile = resolve(flag(values, 'config') ?? 'whale.config.json');
+  if (!values['dry-run']) {
+    if (!existsSync(configFile)) throw new InputError({ file: configFile }, 'no such config file (create a project with `whale init` first, or pass --config)');
+    writeFileAtomic(configFile, setConfigSection(readFileSync(configFile, 'utf8'), configFile, 'backend', r.backend));
+    console.error(`whale backend connect: wrote the backend section of ${configFile}`);
+  }
+  console.log(JSON.stringify({ backend: r.backend, detected: r.detected, configFile: values['dry-run'] ? null : configFile }));
+  return 0;
+}

@@ -29,6 +29,42 @@ const RemoteCallSchema = z.object({
   outageMs: z.number().int().nonnegative().default(600_000).describe('how long a phase waits for an unreachable backend to come back'),
 });
 
+const OpenAICompatibleBackendSchema = z
+  .object({
+    kind: z.literal('openai-compatible'),
+    baseUrl: z.string().url().describe('OpenAI base URL, ending in /v1'),
+    model: z.string(),
+    apiKeyEnv: z.string().optional().describe('name of the environment variable holding the API key (the key itself is never stored)'),
+    maxContext: z.number().int().positive().optional(),
+    recordRsft: z.boolean().default(false).describe('this backend cannot train: let weight phases run anyway and record their accepted RSFT batches under <store>/rsft-batches/ for later training'),
+    ...RemoteCallSchema.shape,
+  })
+  .strict();
+
+const TinkerBackendSchema = z
+  .object({
+    kind: z.literal('tinker'),
+    baseUrl: z.string().url().describe('server root (the routes are under /api/v1)'),
+    baseModel: z.string().describe("the base model to train, e.g. 'Qwen/Qwen3-4B'; 'embedded' for whale serve"),
+    tokenizer: z.string().default('embedded').describe("'embedded' (whale serve) or a path to a tokenizer.json (+ tokenizer_config.json beside it)"),
+    loraRank: z.number().int().positive().default(32),
+    apiKeyEnv: z.string().optional(),
+    ...RemoteCallSchema.shape,
+  })
+  .strict();
+
+/** How a trained version reaches the sampler: vLLM's runtime LoRA loading (policy/split/vllmLora.ts). */
+export const PublishSchema = z
+  .object({
+    kind: z.literal('vllm-lora'),
+    adapterDir: z.string().min(1).describe('the folder, as the SAMPLER server sees it, where the trainer writes saved versions (e.g. whale serve --export-dir, or SkyRL\'s checkpoint folder)'),
+    pathTemplate: z.string().default('{adapterDir}/{checkpoint}').describe('lora_path of a version: {adapterDir}, {checkpoint} (last segment of the tinker:// path) and {model} (the training model id) are filled in'),
+    namePrefix: z.string().regex(/^[A-Za-z0-9._-]+$/).default('whale').describe('adapters are loaded as <namePrefix>-<run>-v<N>'),
+    keepLoaded: z.number().int().min(1).default(2).describe('adapters kept loaded: the current version and the ones before it (older ones are unloaded; reloaded on demand)'),
+  })
+  .strict();
+export type PublishConfig = z.infer<typeof PublishSchema>;
+
 export const BackendSchema = z.discriminatedUnion('kind', [
   z
     .object({
@@ -38,26 +74,14 @@ export const BackendSchema = z.discriminatedUnion('kind', [
       maxBatch: z.number().int().positive().default(64),
     })
     .strict(),
+  OpenAICompatibleBackendSchema,
+  TinkerBackendSchema,
   z
     .object({
-      kind: z.literal('openai-compatible'),
-      baseUrl: z.string().url().describe('OpenAI base URL, ending in /v1'),
-      model: z.string(),
-      apiKeyEnv: z.string().optional().describe('name of the environment variable holding the API key (the key itself is never stored)'),
-      maxContext: z.number().int().positive().optional(),
-      recordRsft: z.boolean().default(false).describe('this backend cannot train: let weight phases run anyway and record their accepted RSFT batches under <store>/rsft-batches/ for later training'),
-      ...RemoteCallSchema.shape,
-    })
-    .strict(),
-  z
-    .object({
-      kind: z.literal('tinker'),
-      baseUrl: z.string().url().describe('server root (the routes are under /api/v1)'),
-      baseModel: z.string().describe("the base model to train, e.g. 'Qwen/Qwen3-4B'; 'embedded' for whale serve"),
-      tokenizer: z.string().default('embedded').describe("'embedded' (whale serve) or a path to a tokenizer.json (+ tokenizer_config.json beside it)"),
-      loraRank: z.number().int().positive().default(32),
-      apiKeyEnv: z.string().optional(),
-      ...RemoteCallSchema.shape,
+      kind: z.literal('split'),
+      sampler: OpenAICompatibleBackendSchema.describe('rollouts: an OpenAI-compatible server (vLLM started with --enable-lora)'),
+      trainer: TinkerBackendSchema.describe('training: a Tinker server'),
+      publish: PublishSchema,
     })
     .strict(),
 ]);

@@ -90,7 +90,7 @@ export class Engine {
     const state = started ? foldRun(journal.all()) : undefined;
     const backendCfg = state && config.backend.kind === 'embedded' ? { ...config.backend, model: state.version } : config.backend;
     const log = hooks.log ?? ((l: string) => console.error(l));
-    const backend = await createBackend(backendCfg, { storeDir: project.storeDir, version: state?.version, onRetry: (r) => log(`backend: ${r.reason} — retrying ${r.url} in ${r.delayMs} ms (attempt ${r.attempt})`) });
+    const backend = await createBackend(backendCfg, { storeDir: project.storeDir, version: state?.version, runId, onRetry: (r) => log(`backend: ${r.reason} — retrying ${r.url} in ${r.delayMs} ms (attempt ${r.attempt})`) });
     const caps = await backend.capabilities();
     try {
       assertBackendFits(config.method, backend.kind, caps, project.configFile);

@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import { register, workspaceRoot } from './commands.js';
 import { runEngine } from './engineProcess.js';
+import type { BackendHealthMonitor } from './backendHealth.js';
 
 const SECRET_NAMES = 'whale.secretNames';
 const LAST_JOB = 'whale.lastRayJob';
@@ -18,7 +19,60 @@ async function secretEnv(context: vscode.ExtensionContext): Promise<Record<strin
   return env;
 }
 
-export function registerBackendCommands(context: vscode.ExtensionContext, log: vscode.LogOutputChannel): void {
+async function storeSecret(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, name: string, key: string): Promise<void> {
+  await context.secrets.store(`whale.apiKey.${name}`, key);
+  const names = new Set(context.globalState.get<string[]>(SECRET_NAMES, []));
+  names.add(name);
+  await context.globalState.update(SECRET_NAMES, [...names]);
+  log.info(`stored the API key ${name} in SecretStorage`);
+}
+
+const ENV_NAME = (v: string) => (/^[A-Z_][A-Z0-9_]*$/.test(v) ? undefined : 'upper-case letters, digits and _');
+
+/** What Connect Backend asks for; passing it as the command's argument skips the prompts (scripts, tests). */
+export interface ConnectArgs {
+  kind: 'embedded' | 'openai-compatible' | 'tinker' | 'split';
+  url?: string;
+  trainerUrl?: string;
+  adapterDir?: string;
+  model?: string;
+  apiKeyEnv?: string;
+}
+
+async function askConnect(): Promise<ConnectArgs | undefined> {
+  const kinds = [
+    { label: 'openai-compatible', backend: 'openai-compatible' as const, detail: 'rollouts on vLLM, SGLang, llama.cpp, Ollama, LM Studio or a hosted API (no training: harness-only and eval)' },
+    { label: 'tinker', backend: 'tinker' as const, detail: "training and sampling over the Tinker protocol (hosted Tinker, SkyRL's server, whale serve)" },
+    { label: 'split: vLLM + Tinker', backend: 'split' as const, detail: "rollouts on vLLM, training on a Tinker server; trained versions loaded into vLLM as LoRA adapters" },
+    { label: 'embedded', backend: 'embedded' as const, detail: 'the small built-in model, in this machine (no server)' },
+  ];
+  const pick = await vscode.window.showQuickPick(kinds, { title: 'WHALE: Connect Backend — which kind?' });
+  if (!pick) return undefined;
+  const kind = pick.backend;
+  if (kind === 'embedded') return { kind: 'embedded' };
+  const url = await vscode.window.showInputBox({
+    title: kind === 'tinker' ? 'Tinker server URL' : 'OpenAI-compatible base URL of the sampler',
+    placeHolder: kind === 'tinker' ? 'http://gpu-box:8001' : 'http://gpu-box:8000/v1',
+    validateInput: (v) => (/^https?:\/\/\S+$/.test(v) ? undefined : 'an http(s) URL'),
+  });
+  if (!url) return undefined;
+  const out: ConnectArgs = { kind, url };
+  if (kind === 'split') {
+    out.trainerUrl = await vscode.window.showInputBox({ title: 'Tinker server URL (training)', placeHolder: 'http://gpu-box:8001', validateInput: (v) => (/^https?:\/\/\S+$/.test(v) ? undefined : 'an http(s) URL') });
+    if (!out.trainerUrl) return undefined;
+    out.adapterDir = await vscode.window.showInputBox({ title: 'Folder where the trainer writes saved versions, as the vLLM server sees it', placeHolder: '/shared/whale-adapters' });
+    if (!out.adapterDir) return undefined;
+  }
+  const auth = await vscode.window.showQuickPick(['No API key', 'Use an API key (kept in VS Code SecretStorage, never in files)'], { title: 'Does the server need an API key?' });
+  if (!auth) return undefined;
+  if (auth !== 'No API key') {
+    out.apiKeyEnv = await vscode.window.showInputBox({ title: 'Name for the key (the config names it in apiKeyEnv; the engine gets it as this environment variable)', value: kind === 'tinker' ? 'TINKER_API_KEY' : 'OPENAI_API_KEY', validateInput: ENV_NAME });
+    if (!out.apiKeyEnv) return undefined;
+  }
+  return out;
+}
+
+export function registerBackendCommands(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, health?: BackendHealthMonitor): void {
   const run = async (title: string, args: string[]) => {
     const env = await secretEnv(context);
     return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `WHALE: ${title}`, cancellable: true }, (progress, token) =>
@@ -33,20 +87,40 @@ export function registerBackendCommands(context: vscode.ExtensionContext, log: v
     const p = JSON.parse(r.stdout) as { kind: string; version: string; capabilities: { update: string; tokenIds: boolean; logprobs: boolean } };
     const c = p.capabilities;
     vscode.window.showInformationMessage(`WHALE backend ${p.kind} is up: policy ${p.version}; training ${c.update}; token ids ${c.tokenIds ? 'yes' : 'no'}; logprobs ${c.logprobs ? 'yes' : 'no'}`);
+    await health?.checkNow();
     return p;
   });
 
   command('whale.backend.setApiKey', async () => {
-    const name = await vscode.window.showInputBox({ title: 'Environment variable the backend config names in apiKeyEnv', placeHolder: 'TINKER_API_KEY', validateInput: (v) => (/^[A-Z_][A-Z0-9_]*$/.test(v) ? undefined : 'upper-case letters, digits and _') });
+    const name = await vscode.window.showInputBox({ title: 'Environment variable the backend config names in apiKeyEnv', placeHolder: 'TINKER_API_KEY', validateInput: ENV_NAME });
     if (!name) return undefined;
     const key = await vscode.window.showInputBox({ title: `Value of ${name} (kept in VS Code's SecretStorage)`, password: true });
     if (!key) return undefined;
-    await context.secrets.store(`whale.apiKey.${name}`, key);
-    const names = new Set(context.globalState.get<string[]>(SECRET_NAMES, []));
-    names.add(name);
-    await context.globalState.update(SECRET_NAMES, [...names]);
-    log.info(`stored the API key ${name} in SecretStorage`);
+    await storeSecret(context, log, name, key);
     return name;
+  });
+
+  command('whale.backend.connect', async (given?: unknown) => {
+    const a = given && typeof given === 'object' && 'kind' in given ? (given as ConnectArgs) : await askConnect();
+    if (!a) return undefined;
+    if (a.apiKeyEnv && !(await context.secrets.get(`whale.apiKey.${a.apiKeyEnv}`)) && !process.env[a.apiKeyEnv]) {
+      const key = await vscode.window.showInputBox({ title: `Value of ${a.apiKeyEnv} (kept in VS Code's SecretStorage)`, password: true });
+      if (!key) return undefined;
+      await storeSecret(context, log, a.apiKeyEnv, key);
+    }
+    const args = ['backend', 'connect', ...(a.url ? [a.url] : []), '--kind', a.kind, '--config', 'whale.config.json'];
+    if (a.trainerUrl) args.push('--trainer', a.trainerUrl);
+    if (a.adapterDir) args.push('--adapter-dir', a.adapterDir);
+    if (a.model) args.push('--model', a.model);
+    if (a.apiKeyEnv) args.push('--api-key-env', a.apiKeyEnv);
+    const r = await run(`connecting ${a.kind}${a.url ? ` at ${a.url}` : ''}`, args);
+    if (r.code !== 0) throw new Error(`could not connect: ${r.stderr.trim().split('\n').at(-1) ?? `exit ${r.code}`}`);
+    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { backend: Record<string, unknown>; detected: { tokenIds?: boolean; logprobs?: boolean; loraLoading?: boolean; training: string; lines: string[] } };
+    const d = out.detected;
+    const yn = (x: boolean | undefined) => (x === undefined ? 'n/a' : x ? 'yes' : 'no');
+    health?.configChanged();
+    void vscode.window.showInformationMessage(`WHALE: connected ${a.kind} — token ids ${yn(d.tokenIds)}, logprobs ${yn(d.logprobs)}, LoRA loading ${yn(d.loraLoading)}, training ${d.training}. The backend section of whale.config.json was updated.`);
+    return out;
   });
 
   command('whale.backend.launchOnRay', async () => {

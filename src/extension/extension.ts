@@ -11,12 +11,15 @@ import { StoreMonitor } from './storeMonitor.js';
 import { registerRunsView, type RunsTreeProvider } from './runsView.js';
 import { registerTrajectoryFeatures } from './trajectories/index.js';
 import { registerBackendCommands } from './backendCommands.js';
+import { BackendHealthMonitor } from './backendHealth.js';
 
 /** What activation returns: the trees' providers, so integration tests read what the views render. */
 export interface WhaleApi {
   runsTree: RunsTreeProvider;
   archiveTree: ArchiveTreeProvider;
   monitor: StoreMonitor;
+  health: BackendHealthMonitor;
+  statusBar: WhaleStatusBar;
 }
 
 export function activate(context: vscode.ExtensionContext): WhaleApi {
@@ -24,17 +27,21 @@ export function activate(context: vscode.ExtensionContext): WhaleApi {
   context.subscriptions.push(log);
   log.info(`WHALE activated (VS Code ${vscode.version}; workspace ${vscode.workspace.isTrusted ? 'trusted' : 'untrusted: browsing only'})`);
   const monitor = new StoreMonitor();
-  const statusBar = new WhaleStatusBar(monitor);
-  context.subscriptions.push(monitor, statusBar);
+  const health = new BackendHealthMonitor();
+  const statusBar = new WhaleStatusBar(monitor, health);
+  context.subscriptions.push(monitor, health, statusBar);
   const storeDir = () => monitor.current().project?.storeDir;
 
   registerArchiveFs(context, { storeDir });
-  const runsTree = registerRunsView(context, { monitor });
+  const runsTree = registerRunsView(context, { monitor, health });
   const archive = registerArchiveView(context, { monitor, log });
-  registerConfigDiagnostics(context, { log, onConfigChanged: () => monitor.reset() });
+  registerConfigDiagnostics(context, { log, onConfigChanged: () => {
+      monitor.reset();
+      health.configChanged();
+    } });
   registerCommands(context, { log, monitor, archive, statusBar, keys: new ApiKeys(context.secrets) });
   registerTrajectoryFeatures(context, { log });
-  registerBackendCommands(context, log);
+  registerBackendCommands(context, log, health);
 
   monitor.onEngineDied((run) => {
     vscode.window.showWarningMessage(`WHALE: the engine running ${run.id} died during phase ${run.current?.index}. ${run.detail ?? ''}`, 'Resume Run', 'Open Log').then((c) => {
@@ -43,7 +50,7 @@ export function activate(context: vscode.ExtensionContext): WhaleApi {
     });
   });
   context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => log.info('workspace trusted: commands that run harness code are enabled')));
-  return { runsTree, archiveTree: archive, monitor };
+  return { runsTree, archiveTree: archive, monitor, health, statusBar };
 }
 
 export function deactivate(): void {}

@@ -3,6 +3,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeLedger, describePhase, describeRun, type CycleNode, type PhaseNode, type ProposerSessionNode, type RunNode } from './model/runsModel.js';
 import type { StoreMonitor } from './storeMonitor.js';
+import type { BackendHealthMonitor } from './backendHealth.js';
+import { backendRowDetail } from './model/backendHealth.js';
 
 export type RunsItem = { kind: 'run'; run: RunNode } | { kind: 'cycle'; run: RunNode; cycle: CycleNode } | { kind: 'phase'; run: RunNode; phase: PhaseNode } | { kind: 'session'; run: RunNode; phase: PhaseNode; session: ProposerSessionNode } | { kind: 'info'; label: string; detail: string };
 
@@ -15,8 +17,12 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
   private readonly emitter = new vscode.EventEmitter<RunsItem | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
 
-  constructor(private readonly monitor: StoreMonitor) {
+  constructor(
+    private readonly monitor: StoreMonitor,
+    private readonly health?: BackendHealthMonitor,
+  ) {
     monitor.onDidChange(() => this.emitter.fire(undefined));
+    health?.onDidChange(() => this.emitter.fire(undefined));
   }
 
   getChildren(item?: RunsItem): RunsItem[] {
@@ -25,7 +31,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
       const s = item.run.state;
       const info: RunsItem[] = [];
       if (item.run.detail) info.push({ kind: 'info', label: item.run.status, detail: item.run.detail });
-      if (item.run.backend) info.push({ kind: 'info', label: 'backend', detail: item.run.backend });
+      if (item.run.backend) info.push({ kind: 'info', label: 'backend', detail: backendRowDetail(item.run.backend, this.health?.view()) });
       if (s) info.push({ kind: 'info', label: 'ledger', detail: describeLedger(s.ledger) });
       if (s?.best) info.push({ kind: 'info', label: 'best pair', detail: `val ${pct(s.best.mean)} ± ${(100 * s.best.se).toFixed(1)} (policy ${s.best.version}, harness ${s.best.harness.slice(0, 8)}, after phase ${s.best.phase})` });
       if (s?.test) info.push({ kind: 'info', label: 'sealed test', detail: `mean@${s.test.k} ${pct(s.test.mean)} ± ${(100 * s.test.se).toFixed(1)}` });
@@ -89,8 +95,8 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
   }
 }
 
-export function registerRunsView(context: vscode.ExtensionContext, deps: { monitor: StoreMonitor }): RunsTreeProvider {
-  const provider = new RunsTreeProvider(deps.monitor);
+export function registerRunsView(context: vscode.ExtensionContext, deps: { monitor: StoreMonitor; health?: BackendHealthMonitor }): RunsTreeProvider {
+  const provider = new RunsTreeProvider(deps.monitor, deps.health);
   context.subscriptions.push(vscode.window.createTreeView('whale.runs', { treeDataProvider: provider, showCollapseAll: true }));
   // Internal (not in the palette): a round without a session log shows its report.
   context.subscriptions.push(

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { Sampling, SandboxLimits } from '../core/config.js';
 import type { HarnessEvent, Termination, Trajectory, Verdict } from '../core/trajectory.js';
 import type { Domain, Split, Task } from '../domains/types.js';
@@ -23,7 +23,7 @@ import { prepareCandidate, type PreparedHarness } from './candidate.js';
 import { Gateway } from './gateway.js';
 import type { RunMessage } from './protocol.js';
 import { RolloutSession, type GatewayLimits } from './rolloutSession.js';
-import { chooseNetwork, planCommandWorker, planNodeWorker, sandboxCapabilities, type NetworkIsolation, type SpawnPlan } from './sandbox.js';
+import { chooseFilesystem, chooseNetwork, planCommandWorker, planNodeWorker, sandboxCapabilities, type FilesystemIsolation, type NetworkIsolation, type SpawnPlan } from './sandbox.js';
 import { Semaphore } from './semaphore.js';
 import { LIMIT_GRACE_MS, WorkerProcess, type WorkerOutcome } from './workerProcess.js';
 
@@ -45,6 +45,8 @@ export interface HarnessRuntimeOptions {
    * 'auto' (default): namespace where the host allows it.
    */
   network?: 'auto' | NetworkIsolation;
+  /** Command harnesses: 'confined' (bubblewrap), 'open', or 'auto' (default): confined where bwrap works. */
+  filesystem?: 'auto' | FilesystemIsolation;
 }
 
 export interface RolloutOptions {
@@ -71,11 +73,13 @@ export class HarnessRuntime {
   private readonly live = new Set<WorkerProcess>();
   private closed = false;
   readonly network: NetworkIsolation;
+  readonly filesystem: FilesystemIsolation;
 
   constructor(private readonly o: HarnessRuntimeOptions) {
     if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new Error(`concurrency must be a positive integer, got ${o.concurrency}`);
     this.semaphore = new Semaphore(o.concurrency);
     this.network = chooseNetwork(o.network ?? 'auto', sandboxCapabilities());
+    this.filesystem = chooseFilesystem(o.filesystem ?? 'auto', sandboxCapabilities());
     mkdirSync(o.cacheDir, { recursive: true });
   }
 
@@ -139,7 +143,8 @@ export class HarnessRuntime {
 
   private plan(prepared: PreparedHarness, bootstrap: string): SpawnPlan {
     if (prepared.runtime === 'node') return planNodeWorker({ dir: prepared.dir, bootstrap, bundle: prepared.bundleFile as string, limits: this.o.limits, network: this.network });
-    return planCommandWorker({ dir: prepared.dir, command: prepared.command as string[], limits: this.o.limits, network: this.network });
+    const socket = this.gateway.unixSocketPath;
+    return planCommandWorker({ dir: prepared.dir, command: prepared.command as string[], limits: this.o.limits, network: this.network, filesystem: this.filesystem, ...(socket ? { socketDir: dirname(socket) } : {}) });
   }
 
   private async runOne(prepared: PreparedHarness, task: Task, opts: RolloutOptions): Promise<Trajectory> {
@@ -187,8 +192,8 @@ export class HarnessRuntime {
       t: Date.now() - session.startedAt,
       type: 'log',
       name: 'sandbox',
-      message: `${prepared.runtime} harness, network ${plan?.network ?? '?'}`,
-      data: { startupMs: round(outcome.startupMs), cpuMs: round(outcome.cpuMs), peakRssMb: round(outcome.peakRssMb), network: plan?.network ?? null },
+      message: `${prepared.runtime} harness, network ${plan?.network ?? '?'}${plan?.filesystem ? `, file system ${plan.filesystem}` : ''}`,
+      data: { startupMs: round(outcome.startupMs), cpuMs: round(outcome.cpuMs), peakRssMb: round(outcome.peakRssMb), network: plan?.network ?? null, filesystem: plan?.filesystem ?? null },
     });
     const record = { finalAnswer: outcome.answer, modelCalls: session.modelCalls, events };
     let { termination, detail } = decideTermination(outcome, session);

@@ -4,7 +4,7 @@
  * what each layer stops and what it cannot.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import type { SandboxLimits } from '../core/config.js';
 
 /** What the host offers, probed once per process. */
@@ -15,6 +15,8 @@ export interface SandboxCapabilities {
   netns: 'userns' | 'root' | null;
   /** /proc with per-process stat/status (CPU and RSS watchdog). */
   proc: boolean;
+  /** bubblewrap (`bwrap`) can build a private mount namespace here: file-system confinement for command harnesses. */
+  bwrap: boolean;
 }
 
 let probed: SandboxCapabilities | undefined;
@@ -34,12 +36,20 @@ export function sandboxCapabilities(): SandboxCapabilities {
   let netns: SandboxCapabilities['netns'] = null;
   if (linux && runs('unshare', ['--user', '--map-root-user', '--net', 'true'])) netns = 'userns';
   else if (linux && runs('unshare', ['--net', 'true'])) netns = 'root';
-  probed = { prlimit, netns, proc: linux && existsSync('/proc/self/stat') };
+  const bwrap = linux && runs('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--die-with-parent', 'true']);
+  probed = { prlimit, netns, proc: linux && existsSync('/proc/self/stat'), bwrap };
   return probed;
 }
 
 /** How the harness reaches the gateway and what else it can reach. */
 export type NetworkIsolation = 'namespace' | 'guard';
+
+/**
+ * What a command harness can see of the file system: 'confined' (bubblewrap: the system's /usr,
+ * a few files of /etc, its own folder read-only, a private /tmp) or 'open' (whatever the user
+ * running WHALE can read). Node harnesses are confined by Node's permission model either way.
+ */
+export type FilesystemIsolation = 'confined' | 'open';
 
 export interface SpawnPlan {
   command: string;
@@ -47,6 +57,8 @@ export interface SpawnPlan {
   env: Record<string, string>;
   cwd: string;
   network: NetworkIsolation;
+  /** Command harnesses only; Node harnesses are confined by the permission model. */
+  filesystem?: FilesystemIsolation;
   /** RSS (MB) above which the watchdog kills the process tree. */
   rssLimitMb: number;
 }
@@ -103,6 +115,43 @@ function wrap(caps: SandboxCapabilities, network: NetworkIsolation, limits: Sand
   return [...out, ...payload];
 }
 
+export function chooseFilesystem(requested: 'auto' | FilesystemIsolation, caps: SandboxCapabilities): FilesystemIsolation {
+  if (requested === 'auto') return caps.bwrap ? 'confined' : 'open';
+  if (requested === 'confined' && !caps.bwrap) throw new Error('file-system confinement requested but bubblewrap (`bwrap`) cannot create a mount namespace here (Debian/Ubuntu: apt-get install bubblewrap)');
+  return requested;
+}
+
+// Top-level system folders a program may need: on merged-/usr systems they are symlinks into /usr
+// and are recreated as such; otherwise bound read-only.
+const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+// Only what a dynamically linked interpreter reads at start-up. Not /etc as a whole: it holds
+// host secrets (shadow, ssh keys, credentials of system services).
+const ETC_FILES = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/localtime', '/etc/nsswitch.conf', '/etc/passwd', '/etc/group', '/etc/mime.types'];
+
+/**
+ * bubblewrap's arguments: fresh namespaces for everything (network too unless `shareNet`), the
+ * candidate folder read-only, the gateway's socket folder, and no session with the parent's
+ * terminal. bwrap is PID 1 of the new PID namespace, so every process the harness starts dies
+ * with it, and --die-with-parent takes it down when the group is killed.
+ */
+function bwrapArgs(dir: string, socketDir: string | undefined, shareNet: boolean): string[] {
+  const out = ['bwrap', '--unshare-all', ...(shareNet ? ['--share-net'] : []), '--die-with-parent', '--new-session', '--ro-bind', '/usr', '/usr'];
+  for (const d of SYSTEM_DIRS) {
+    let link: boolean;
+    try {
+      link = lstatSync(d).isSymbolicLink();
+    } catch {
+      continue;
+    }
+    out.push(...(link ? ['--symlink', `usr${d}`, d] : ['--ro-bind', d, d]));
+  }
+  for (const f of ETC_FILES) out.push('--ro-bind-try', f, f);
+  out.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--ro-bind', dir, dir);
+  if (socketDir) out.push('--bind', socketDir, socketDir);
+  out.push('--chdir', dir, '--');
+  return out;
+}
+
 export function chooseNetwork(requested: 'auto' | NetworkIsolation, caps: SandboxCapabilities): NetworkIsolation {
   if (requested === 'auto') return caps.netns ? 'namespace' : 'guard';
   return requested;
@@ -130,8 +179,15 @@ export function planNodeWorker(o: { dir: string; bootstrap: string; bundle: stri
   return { command: full[0], args: full.slice(1), env: scrubbedEnv(o.dir, 'node'), cwd: o.dir, network: o.network, rssLimitMb: o.limits.memoryMb + NODE_OVERHEAD_MB };
 }
 
-export function planCommandWorker(o: { dir: string; command: string[]; limits: SandboxLimits; network: NetworkIsolation }): SpawnPlan {
+export function planCommandWorker(o: { dir: string; command: string[]; limits: SandboxLimits; network: NetworkIsolation; filesystem: FilesystemIsolation; socketDir?: string }): SpawnPlan {
   const caps = sandboxCapabilities();
-  const full = wrap(caps, o.network, o.limits, o.limits.memoryMb, o.command, true);
-  return { command: full[0], args: full.slice(1), env: scrubbedEnv(o.dir, 'command'), cwd: o.dir, network: o.network, rssLimitMb: o.limits.memoryMb };
+  let full: string[];
+  if (o.filesystem === 'confined') {
+    // bwrap makes the network and PID namespaces itself, so no unshare around it.
+    const sandboxed = bwrapArgs(o.dir, o.socketDir, o.network !== 'namespace');
+    full = [...(caps.prlimit ? ['prlimit', ...rlimitArgs(o.limits, o.limits.memoryMb), '--'] : []), ...sandboxed, ...o.command];
+  } else {
+    full = wrap(caps, o.network, o.limits, o.limits.memoryMb, o.command, true);
+  }
+  return { command: full[0], args: full.slice(1), env: scrubbedEnv(o.dir, 'command'), cwd: o.dir, network: o.network, filesystem: o.filesystem, rssLimitMb: o.limits.memoryMb };
 }

@@ -13,6 +13,8 @@ export interface BackendContext {
   version?: string;
   /** Told when a remote call waits to retry (the engine logs it: a backend that went away pauses the phase). */
   onRetry?: (info: { url: string; attempt: number; delayMs: number; reason: string }) => void;
+  /** The run this backend serves: a split backend names its adapters after it and records them in its folder. */
+  runId?: string;
 }
 
 /**
@@ -37,15 +39,32 @@ export async function createBackend(cfg: BackendConfig, ctx: BackendContext): Pr
       const { TinkerBackend } = await import('./tinker/backend.js');
       return TinkerBackend.open({ ...cfg, initialVersion: ctx.version, onRetry: ctx.onRetry });
     }
+    case 'split': {
+      const { OpenAICompatibleBackend } = await import('./remote/openaiBackend.js');
+      const { TinkerBackend } = await import('./tinker/backend.js');
+      const { SplitBackend } = await import('./split/splitBackend.js');
+      const sampler = await OpenAICompatibleBackend.open({ ...cfg.sampler, onRetry: ctx.onRetry });
+      const trainer = await TinkerBackend.open({ ...cfg.trainer, initialVersion: ctx.version, onRetry: ctx.onRetry });
+      const store = resolve(ctx.storeDir);
+      return SplitBackend.open({
+        sampler,
+        trainer,
+        publish: cfg.publish,
+        samplerModel: cfg.sampler.model,
+        baseModel: cfg.trainer.baseModel,
+        recordFile: ctx.runId ? join(store, 'runs', ctx.runId, 'published-adapters.json') : join(store, 'published-adapters.json'),
+        runTag: ctx.runId ?? 'adhoc',
+      });
+    }
   }
 }
 
 /** Serves a backend over OpenAI-compatible HTTP and, unless `tinker: false`, the Tinker routes (what `whale serve` runs). */
-export async function serveBackend(backend: PolicyBackend, opts: { host: string; port: number; tinker?: boolean }): Promise<{ url: string; close(): Promise<void> }> {
+export async function serveBackend(backend: PolicyBackend, opts: { host: string; port: number; tinker?: boolean; exportDir?: string }): Promise<{ url: string; close(): Promise<void> }> {
   const { EmbeddedBackend, startEmbeddedServer } = await import('./embedded/index.js');
   const { EmbeddedTinkerService } = await import('./embedded/tinkerService.js');
   if (!(backend instanceof EmbeddedBackend)) throw new WhaleError(`only the embedded backend can be served by whale itself (got '${backend.kind}')`);
-  const tinker = opts.tinker === false ? undefined : new EmbeddedTinkerService(backend);
+  const tinker = opts.tinker === false ? undefined : new EmbeddedTinkerService(backend, { exportDir: opts.exportDir });
   const server = await startEmbeddedServer({ backend, host: opts.host, port: opts.port, tinker });
   return {
     url: server.url,

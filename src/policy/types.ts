@@ -38,6 +38,8 @@ export interface Capabilities {
   maxContext: number;
   /** Who renders chat messages to tokens; 'client' means we do (so training sees exactly the sampled ids). */
   chatTemplate: 'client' | 'server';
+  /** Trained versions are loaded into the sampler at runtime (vLLM's /v1/load_lora_adapter; the split backend). */
+  loraLoading?: boolean;
   /** With update 'none': `train` records the batch for later training instead of refusing. */
   recordsRsft?: boolean;
 }

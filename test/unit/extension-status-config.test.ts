@@ -27,7 +27,11 @@ test('status bar: no project, idle, running phase X of cycle k, stopped, error �
   assert.equal(statusView(dead).error, true);
   assert.match(statusView(dead).tooltip, /command:whale\.resumeRun/);
   const withBackend = statusView(running, describeBackend({ kind: 'tinker', capabilities: { update: 'lora', tokenIds: true, logprobs: false } }));
-  assert.match(withBackend.tooltip, /Backend: tinker · training lora · token ids yes · logprobs no · \[Check Backend Health\]\(command:whale\.backend\.checkHealth\)/);
+  assert.match(withBackend.tooltip, /Backend: tinker · training lora · token ids yes · logprobs no · \[Check Backend Health\]\(command:whale\.backend\.checkHealth\) · \[Connect Backend\]\(command:whale\.backend\.connect\)/);
+  const down = statusView(running, 'split', { mark: '$(debug-disconnect)', text: 'split: unreachable since 02:05:10 UTC (sampler http://gpu:8000/v1/models: ECONNREFUSED; 3 failed checks)' });
+  assert.match(down.text, /\$\(debug-disconnect\)$/);
+  assert.match(down.tooltip, /Configured backend split: unreachable since 02:05:10 UTC/);
+  assert.equal(statusView(running, 'embedded', { mark: '', text: 'embedded: in this process (nothing to probe)' }).text, statusView(running).text, 'no mark for the in-process backend');
   assert.equal(describeBackend(undefined), undefined, 'runs from before backends were journaled');
   assert.equal(statusState(true, [run('a', 'finished')], 'the engine exited with code 1').kind, 'error', "this window's engine error shows until the next start");
   assert.equal(statusState(true, [run('a', 'running')], 'old error').kind, 'running', 'a running engine wins');

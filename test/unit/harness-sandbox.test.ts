@@ -1,11 +1,11 @@
 // Faulty and hostile harnesses: each ends scored 0 with its reason, and good rollouts running at
 // the same time in the same runtime are unharmed.
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { after, describe, it } from 'node:test';
 import { TrajectorySchema } from '../../src/core/trajectory.js';
 import { sandboxCapabilities } from '../../src/harness/sandbox.js';
 import { assertFailed, fixture, runAlongside, setup } from '../fixtures/harnesses/helpers.js';
+import { countingListener } from '../support/countingListener.js';
 
 const caps = sandboxCapabilities();
 const { rt, backend } = setup({ limits: { cpuMs: 1500, wallMs: 6000, memoryMb: 64 } });
@@ -84,13 +84,8 @@ describe('harness sandbox', () => {
   for (const network of (caps.netns ? ['guard', 'namespace'] : ['guard']) as ('guard' | 'namespace')[]) {
     it(`refuses sockets to anything but the gateway (network: ${network})`, async () => {
       const local = setup({ network });
-      let connections = 0;
-      const server = net.createServer((c) => {
-        connections++;
-        c.destroy();
-      });
-      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-      const port = (server.address() as net.AddressInfo).port;
+      const listener = await countingListener();
+      const port = listener.port;
       try {
         const prepared = await local.rt.prepare(fixture('socket'));
         const t = await runAlongside(local.rt, { ...prepared, knobs: { port } });
@@ -98,9 +93,9 @@ describe('harness sandbox', () => {
         const attempts = t.events.find((e) => e.message === 'attempts')?.data as Record<string, string>;
         assert.deepEqual(Object.keys(attempts).sort(), ['dnsLookup', 'dnsResolve', 'fetch', 'httpGet', 'listen', 'netConnect', 'netSocketConnect', 'udp']);
         for (const [name, result] of Object.entries(attempts)) assert.match(result, /^denied/, `${name}: ${result}`);
-        assert.equal(connections, 0);
+        assert.equal(listener.connections(), 0);
       } finally {
-        server.close();
+        listener.close();
         await local.rt.close();
       }
     });

@@ -19,8 +19,8 @@ export interface Served {
 }
 
 /** Starts `whale serve --backend embedded` in its own process; resolves when it prints its URL. */
-export function startServe(storeDir: string, port = 0): Promise<Served> {
-  const proc = spawn(process.execPath, ['--import', tsx, dev, 'serve', '--backend', 'embedded', '--port', String(port), '--store', storeDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+export function startServe(storeDir: string, port = 0, extraArgs: string[] = []): Promise<Served> {
+  const proc = spawn(process.execPath, ['--import', tsx, dev, 'serve', '--backend', 'embedded', '--port', String(port), '--store', storeDir, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
@@ -52,8 +52,8 @@ export function whale(args: string[], cwd: string, env: Record<string, string> =
 }
 
 /** The same, without blocking the event loop (so a test can kill and restart a server meanwhile). */
-export function whaleAsync(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, ['--import', tsx, dev, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+export function whaleAsync(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const proc = spawn(process.execPath, ['--import', tsx, dev, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let stdout = '';
   let stderr = '';
   proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

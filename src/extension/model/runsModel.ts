@@ -69,7 +69,7 @@ export function describeBackend(b: unknown): string | undefined {
   if (typeof kind !== 'string') return undefined;
   if (!c) return kind;
   const yn = (x: unknown) => (x ? 'yes' : 'no');
-  return `${kind} · training ${String(c.update ?? 'none')} · token ids ${yn(c.tokenIds)} · logprobs ${yn(c.logprobs)}`;
+  return `${kind} · training ${String(c.update ?? 'none')} · token ids ${yn(c.tokenIds)} · logprobs ${yn(c.logprobs)}${c.loraLoading !== undefined ? ` · LoRA loading ${yn(c.loraLoading)}` : ''}`;
 }
 
 export interface RunModelOptions {

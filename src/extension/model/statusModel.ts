@@ -29,11 +29,17 @@ export interface StatusView {
 
 const link = (title: string, command: string) => `[${title}](command:${command})`;
 
-/** The state's view, with the latest run's backend (and a health check link) in the tooltip. */
-export function statusView(s: StatusState, backend?: string): StatusView {
+/**
+ * The state's view, with the latest run's backend (and a health check link) in the tooltip. With
+ * the configured remote backend's health: its mark in the text (ok / unreachable) and since when
+ * in the tooltip.
+ */
+export function statusView(s: StatusState, backend?: string, health?: { mark: string; text: string }): StatusView {
   const v = stateView(s);
   if (s.kind === 'no-project') return v;
-  return { ...v, tooltip: `${v.tooltip}\n\nBackend: ${backend ?? 'as configured'} · ${link('Check Backend Health', 'whale.backend.checkHealth')}` };
+  const links = `${link('Check Backend Health', 'whale.backend.checkHealth')} · ${link('Connect Backend', 'whale.backend.connect')}`;
+  const healthLine = health?.mark ? `\n\nConfigured backend ${health.text}` : '';
+  return { ...v, text: health?.mark ? `${v.text} ${health.mark}` : v.text, tooltip: `${v.tooltip}\n\nBackend: ${backend ?? 'as configured'} · ${links}${healthLine}` };
 }
 
 function stateView(s: StatusState): StatusView {

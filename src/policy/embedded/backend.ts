@@ -59,6 +59,8 @@ export class EmbeddedBackend implements PolicyBackend {
   private trainQueue: Promise<unknown> = Promise.resolve();
   private useClock = 0;
   private closed = false;
+  /** Names given by /v1/load_lora_adapter → the stored version each one serves. */
+  private readonly adapters = new Map<string, string>();
 
   private constructor(store: VersionStore, current: string, opts: EmbeddedBackendOptions) {
     this.store = store;
@@ -106,7 +108,37 @@ export class EmbeddedBackend implements PolicyBackend {
 
   /** `'current'` and undefined mean the current version. */
   resolveVersion(version?: string): string {
-    return version === undefined || version === 'current' ? this.current : version;
+    if (version === undefined || version === 'current') return this.current;
+    return this.adapters.get(version) ?? version;
+  }
+
+  /** Adapter names loaded at runtime, with the version each serves. */
+  adapterNames(): { name: string; version: string }[] {
+    return [...this.adapters].map(([name, version]) => ({ name, version }));
+  }
+
+  /**
+   * vLLM's runtime LoRA loading, for a full-parameter model: `path` is a saved model folder (a
+   * full weights snapshot, not a low-rank adapter — the embedded trainer is full-parameter), copied
+   * into the store and served under `name`. Errors carry vLLM's wording and status.
+   */
+  loadAdapter(name: string, path: string): string {
+    this.assertOpen();
+    if (this.adapters.has(name)) throw new AdapterError(400, `The lora adapter '${name}' has already been loaded.`);
+    if (!existsSync(join(path, 'weights.bin'))) throw new AdapterError(400, `Loading lora ${name} failed: No adapter found for ${path} (a folder with weights.bin, config.json and vocab.json is expected)`);
+    let version: string;
+    try {
+      version = this.store.importFolder(path);
+      this.entry(version);
+    } catch (e) {
+      throw new AdapterError(400, `Loading lora ${name} failed: ${(e as Error).message}`);
+    }
+    this.adapters.set(name, version);
+    return version;
+  }
+
+  unloadAdapter(name: string): void {
+    if (!this.adapters.delete(name)) throw new AdapterError(404, `The lora adapter '${name}' cannot be found.`);
   }
 
   hasVersion(version: string): boolean {
@@ -294,6 +326,16 @@ export class EmbeddedBackend implements PolicyBackend {
 
   private assertOpen(): void {
     if (this.closed) throw new Error('the embedded backend is closed');
+  }
+}
+
+export class AdapterError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AdapterError';
   }
 }
 

@@ -3,7 +3,7 @@
  * batching and a KV cache, trained with real RSFT steps, served OpenAI-style. Importing this module
  * is cheap: tfjs loads on `loadTf()` / `EmbeddedBackend.open()`.
  */
-export { EmbeddedBackend, UnknownVersionError, defaultBaseModelDir, type EmbeddedBackendOptions } from './backend.js';
+export { AdapterError, EmbeddedBackend, UnknownVersionError, defaultBaseModelDir, type EmbeddedBackendOptions } from './backend.js';
 export { DEFAULT_MODEL_CONFIG, modelConfig, parameterCount, paramSpecs, validateConfig, type ModelConfig, type ParamSpec } from './config.js';
 export { TransformerModel, createModel, weightsVersionId, type EmbeddingMode } from './model.js';
 export { BatchSampler, ContextLengthError, SamplerClosedError, type GenerateRequest, type GenerateResult, type SamplerOptions, type SamplerStats } from './sampler.js';

@@ -8,6 +8,11 @@
  *        vLLM-style extras: return_token_ids → `prompt_token_ids` on the response and `token_ids`
  *        on the choice; logprobs → choice.logprobs.content[{token, logprob, bytes, top_logprobs: []}]
  *        (chosen-token logprobs under the temperature-1 model). Non-streaming only.
+ *   POST /v1/load_lora_adapter {lora_name, lora_path}, POST /v1/unload_lora_adapter {lora_name}
+ *        vLLM's runtime LoRA routes (as with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True): 200 with a
+ *        plain-text "Success: …" line; 400 "has already been loaded", 404 "cannot be found". The
+ *        embedded model is full-parameter, so lora_path is a saved model folder (a full snapshot)
+ *        and the name then samples it as `model`.
  * With a Tinker service, the Tinker routes under /api/v1/ too (tinkerService.ts).
  * Errors are OpenAI-shaped: {error: {message, type, code, param}} with a 4xx/5xx status. A client
  * that disconnects aborts its generation.
@@ -27,6 +32,10 @@ export interface ServableBackend {
   versions(): string[];
   hasVersion(version: string): boolean;
   tokenizerFor(version?: string): WordTokenizer;
+  /** vLLM's runtime LoRA routes (absent: the routes answer 404 as a vLLM without them would). */
+  loadAdapter?(name: string, path: string): string;
+  unloadAdapter?(name: string): void;
+  adapterNames?(): { name: string; version: string }[];
 }
 
 export interface EmbeddedServer {
@@ -111,10 +120,26 @@ async function handle(backend: ServableBackend, req: IncomingMessage, res: Serve
     if (req.method !== 'GET') throw new HttpError(405, `use GET for ${path}`);
     const current = backend.currentVersion();
     const ids = [...new Set([current, ...backend.versions()])];
+    const adapters = backend.adapterNames?.() ?? [];
     return sendJson(res, 200, {
       object: 'list',
-      data: ids.map((id) => ({ id, object: 'model', created: 0, owned_by: 'whale-embedded', current: id === current })),
+      data: [
+        ...ids.map((id) => ({ id, object: 'model', created: 0, owned_by: 'whale-embedded', current: id === current })),
+        ...adapters.map((a) => ({ id: a.name, object: 'model', created: 0, owned_by: 'whale-embedded', root: a.version, parent: current })),
+      ],
     });
+  }
+  if ((path === '/v1/load_lora_adapter' || path === '/v1/unload_lora_adapter') && backend.loadAdapter && backend.unloadAdapter) {
+    if (req.method !== 'POST') throw new HttpError(405, `use POST for ${path}`);
+    const body = parseBody(await readBody(req)) as { lora_name?: unknown; lora_path?: unknown };
+    if (typeof body?.lora_name !== 'string' || body.lora_name === '') throw new HttpError(400, 'lora_name (a non-empty string) is required', 'invalid_request_error', null, 'lora_name');
+    if (path === '/v1/unload_lora_adapter') {
+      backend.unloadAdapter(body.lora_name);
+      return sendText(res, 200, `Success: LoRA adapter '${body.lora_name}' removed successfully.`);
+    }
+    if (typeof body.lora_path !== 'string' || body.lora_path === '') throw new HttpError(400, 'lora_path (a folder the server can read) is required', 'invalid_request_error', null, 'lora_path');
+    backend.loadAdapter(body.lora_name, body.lora_path);
+    return sendText(res, 200, `Success: LoRA adapter '${body.lora_name}' added successfully.`);
   }
   if (path === '/v1/chat/completions' || path === '/chat/completions') {
     if (req.method !== 'POST') throw new HttpError(405, `use POST for ${path}`);
@@ -124,14 +149,16 @@ async function handle(backend: ServableBackend, req: IncomingMessage, res: Serve
   throw new HttpError(404, `no route ${req.method} ${path} (this server offers GET /v1/models and POST /v1/chat/completions)`, 'invalid_request_error', 'not_found');
 }
 
-async function chatCompletions(backend: ServableBackend, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const raw = await readBody(req);
-  let json: unknown;
+function parseBody(raw: string): unknown {
   try {
-    json = JSON.parse(raw);
+    return JSON.parse(raw);
   } catch (e) {
     throw new HttpError(400, `request body is not valid JSON: ${(e as Error).message}`);
   }
+}
+
+async function chatCompletions(backend: ServableBackend, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const json = parseBody(await readBody(req));
   const parsed = ChatBody.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -181,7 +208,7 @@ async function chatCompletions(backend: ServableBackend, req: IncomingMessage, r
     id: `chatcmpl-${randomBytes(12).toString('hex')}`,
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
-    model: result.version,
+    model: backend.adapterNames?.().some((a) => a.name === body.model) ? body.model : result.version,
     choices: [choice],
     usage: {
       prompt_tokens: result.usage.promptTokens,
@@ -238,6 +265,7 @@ function toHttpError(e: unknown): HttpError {
   if (e instanceof HttpError) return e;
   const err = e as { name?: string; code?: string; message?: string };
   if (err?.code === 'context_length_exceeded') return new HttpError(400, err.message ?? 'context length exceeded', 'invalid_request_error', 'context_length_exceeded', 'messages');
+  if (err?.name === 'AdapterError') return new HttpError((e as { status: number }).status, err.message ?? 'adapter error', (e as { status: number }).status === 404 ? 'NotFoundError' : 'InvalidUserInput', null, 'lora_name');
   if (err?.code === 'model_not_found') return new HttpError(404, err.message ?? 'model not found', 'invalid_request_error', 'model_not_found', 'model');
   if (e instanceof RangeError) return new HttpError(400, e.message);
   if (err?.name === 'AbortError') return new HttpError(499, 'request aborted by the client', 'invalid_request_error', 'aborted');
@@ -247,6 +275,11 @@ function toHttpError(e: unknown): HttpError {
 function sendError(res: ServerResponse, e: HttpError): void {
   if (res.headersSent || res.destroyed) return;
   sendJson(res, e.status, { error: { message: e.message, type: e.type, code: e.code, param: e.param } });
+}
+
+function sendText(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -19,6 +19,7 @@
  * conditions as strings only.
  */
 import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
 import type { z } from 'zod';
 import {
   CreateModelBody,
@@ -35,6 +36,7 @@ import {
   type Datum,
 } from '../tinker/protocol.js';
 import type { EmbeddedBackend } from './backend.js';
+import { VersionStore } from './store.js';
 import type { TransformerModel } from './model.js';
 import { tf, type Tensor } from './tf.js';
 import type { WordTokenizer } from './tokenizer.js';
@@ -76,7 +78,12 @@ export class EmbeddedTinkerService {
 
   constructor(
     private readonly backend: EmbeddedBackend,
-    private readonly opts: { clipNorm?: number | null; retrieveWaitMs?: number } = {},
+    private readonly opts: {
+      clipNorm?: number | null;
+      retrieveWaitMs?: number;
+      /** Where save_weights_for_sampler also writes each saved version, as `<exportDir>/<version>/` (a folder a sampler server can load). */
+      exportDir?: string;
+    } = {},
   ) {}
 
   /** Counts of accepted work, for tests and health views. */
@@ -192,7 +199,10 @@ export class EmbeddedTinkerService {
   private save(m: TrainingModel, name: string | undefined): unknown {
     const version = this.backend.saveVersion(m.model, m.tokenizer, { parent: m.version, note: `tinker ${m.id}${name ? ` ${name}` : ''} after ${m.trainer.optimizerSteps} optimizer steps` });
     m.version = version;
-    return { path: samplerPath(m.id, version), type: 'save_weights_for_sampler', sampling_session_id: null };
+    // A full snapshot (the embedded trainer is full-parameter), in the store's folder format, for a
+    // sampler process to load by path (POST /v1/load_lora_adapter) — as SkyRL writes LoRA adapters.
+    const exported = this.opts.exportDir ? new VersionStore(this.opts.exportDir).importFolder(this.backend.store.folder(version)) : undefined;
+    return { path: samplerPath(m.id, version), type: 'save_weights_for_sampler', sampling_session_id: null, ...(exported ? { whale: { exported_to: join(resolve(this.opts.exportDir!), exported) } } : {}) };
   }
 
   private async sample(b: z.infer<typeof SampleBody>): Promise<unknown> {

@@ -8,6 +8,7 @@
  * key is sent as a bearer token and never appears in an error message, a log line or the run store.
  */
 import { randomUUID } from 'node:crypto';
+import { WhaleError } from '../../core/errors.js';
 import { abortReason, sleep } from '../../core/sleep.js';
 
 export interface HttpOptions {
@@ -56,7 +57,7 @@ export class JsonHttp {
     this.baseUrl = o.baseUrl.replace(/\/+$/, '');
     this.o = { timeoutMs: 120_000, retries: 4, outageMs: 600_000, backoffMs: 250, ...o, baseUrl: this.baseUrl };
     if (o.apiKeyEnv !== undefined && !process.env[o.apiKeyEnv]) {
-      throw new Error(`the API key variable ${o.apiKeyEnv} is not set in the environment (set it, or remove apiKeyEnv from the backend config)`);
+      throw new WhaleError(`the API key variable ${o.apiKeyEnv} is not set in the environment (set it, or remove apiKeyEnv from the backend config)`);
     }
   }
 
