@@ -116,9 +116,15 @@ export function workbenchUi(page, say = () => {}) {
         await page.locator('.notifications-center .notification-list-item', { hasText: text }).first().waitFor({ timeout: 30_000 });
       }
     },
-    async closeNotifications() {
-      await ui.palette('Notifications: Clear All Notifications');
-      await page.keyboard.press('Escape');
+    /** Drags the side bar's edge: wider so tree rows show their descriptions whole, narrower so a diff has room for two sides. */
+    async resizeSideBar(width) {
+      const box = await page.locator('.part.sidebar').boundingBox();
+      if (!box || Math.abs(box.width - width) < 10) return;
+      const y = box.y + box.height / 2;
+      await page.mouse.move(box.x + box.width + 1, y);
+      await page.mouse.down();
+      await page.mouse.move(box.x + width, y, { steps: 5 });
+      await page.mouse.up();
     },
   };
   return ui;

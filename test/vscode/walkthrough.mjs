@@ -63,7 +63,8 @@ const store = join(ws, '.whale');
 const browser = await launchBrowser({ rig, teardown });
 
 async function openWindow() {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  // Wide enough for a side-by-side diff beside the side bar (VS Code goes inline under ~900 px).
+  const page = await browser.newPage({ viewport: { width: 1440, height: 840 } });
   if (args.verbose) page.on('console', (m) => console.error('[browser]', m.type(), m.text().slice(0, 500)));
   await page.goto(server.url());
   await page.locator('.monaco-workbench .part.statusbar').waitFor({ timeout: 120_000 });
@@ -168,6 +169,7 @@ const STEPS = [
       await ui.palette('View: Hide Panel');
       await ui.palette('WHALE: Next Phase');
       await ui.showView('Runs');
+      await ui.resizeSideBar(560);
       const run = ui.paneRow('Runs', /-whale-[a-z0-9]{4}\s*paused/);
       await run.waitFor({ timeout: 300_000 });
       await ui.expandRow(run);
@@ -190,6 +192,7 @@ const STEPS = [
     caption: 'Harness Archive → a candidate\'s context menu → Diff with Parent: the candidate\'s change against h0',
     async run() {
       const archive = await ui.showView('Harness Archive');
+      await ui.resizeSideBar(340); // the diff editor goes inline when it is narrow
       const root = archive.locator('.monaco-list-row[aria-level="1"]').first();
       await ui.expandRow(root);
       const child = archive.locator('.monaco-list-row[aria-level="2"]', { hasText: /^\s*[0-9a-f]{8} / }).first();
@@ -202,6 +205,8 @@ const STEPS = [
       await until('both sides of the diff to show text', async () => (await side('original').innerText()).trim() && (await side('modified').innerText()).trim(), 30_000);
       await diff.locator('.line-insert, .char-insert, .line-delete, .char-delete').first().waitFor({ timeout: 30_000 });
       assert.notEqual(await side('original').innerText(), await side('modified').innerText(), 'the two sides of the diff differ');
+      const [left, right] = [await diff.locator('.editor.original').first().boundingBox(), await diff.locator('.editor.modified').first().boundingBox()];
+      assert.ok(left && right && left.width > 100 && right.x >= left.x + left.width - 1, 'the diff shows its two sides next to each other');
       await page.locator('.editor-group-container .tab.active', { hasText: '↔' }).waitFor({ timeout: 10_000 });
     },
   },
