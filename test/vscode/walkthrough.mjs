@@ -83,6 +83,18 @@ const until = async (what, probe, timeout = 120_000, every = 500) => {
 const runIds = () => (existsSync(join(store, 'runs')) ? readdirSync(join(store, 'runs')).sort() : []);
 const journal = (id) => readFileSync(join(store, 'runs', id, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+// Engines are detached from the server's process group on purpose (they outlive a window): a walk
+// that fails half-way must not leave one running, so every engine a journal names is ended at exit.
+teardown.add(() => {
+  for (const id of runIds()) {
+    try {
+      const pid = journal(id).filter((e) => e.type === 'session_started').pop()?.pid;
+      if (pid && alive(pid)) process.kill(-pid, 'SIGKILL');
+    } catch {
+      // a journal line half written, or the engine already gone
+    }
+  }
+});
 const whale = (...a) => spawnSync(process.execPath, [join(repo, 'bin/whale.js'), ...a], { cwd: ws, encoding: 'utf8', env });
 const editConfig = (f) => {
   const file = join(ws, 'whale.config.json');
