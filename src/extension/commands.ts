@@ -8,6 +8,7 @@ import { PhaseProcess, runEngine } from './engineProcess.js';
 import { compareTable, scoresByVersion, type CandidateNode } from './model/archiveModel.js';
 import { configProblems } from './model/configProblems.js';
 import type { RunNode } from './model/runsModel.js';
+import { engineEnv } from './proposerKey.js';
 import { PROVIDERS, type ApiKeys } from './secrets.js';
 import type { WhaleStatusBar } from './statusBar.js';
 import type { StoreMonitor } from './storeMonitor.js';
@@ -60,14 +61,6 @@ export function workspaceRoot(): string {
   return requireProject().root;
 }
 
-function needsProposerKey(p: WhaleProject): boolean {
-  try {
-    return (JSON.parse(readFileSync(p.configFile, 'utf8')) as { search?: { proposer?: string } }).search?.proposer === 'llm';
-  } catch {
-    return false;
-  }
-}
-
 export function registerCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
   const { log, monitor } = deps;
   const cmd = (id: string, h: Handler) => register(context, log, id, h);
@@ -81,13 +74,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     if (active) throw new Error('an engine started from this window is still running: stop it first (WHALE: Stop)');
     const running = monitor.current().runs.find((r) => r.status === 'running');
     if (running) throw new Error(`run ${running.id} is running in another engine (pid ${running.pid}); stop it first`);
-    const env = await deps.keys.env();
-    if (needsProposerKey(p) && Object.keys(env).length === 0) {
-      const choice = await vscode.window.showWarningMessage('The llm proposer needs an API key (stored in SecretStorage, never in a file).', 'Set API Key');
-      if (choice === 'Set API Key') await vscode.commands.executeCommand('whale.setApiKey');
-      Object.assign(env, await deps.keys.env());
-      if (Object.keys(env).length === 0) throw new Error('no API key for the llm proposer: run WHALE: Set API Key');
-    }
+    const env = await engineEnv(p.configFile, deps.keys, log);
     deps.statusBar.setEngineError(undefined);
     return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `WHALE: ${title}`, cancellable: true }, async (progress, token) => {
       const proc = new PhaseProcess(args, { extensionPath: context.extensionPath, cwd: p.root, logDir: join(p.storeDir, 'logs'), log, env, onLine: (l) => progress.report({ message: l }) });

@@ -19,6 +19,10 @@ export class ApiKeys {
     await this.secrets.store(secretKey(provider), key);
   }
 
+  async get(provider: string): Promise<string | undefined> {
+    return this.secrets.get(secretKey(provider));
+  }
+
   async clear(provider: string): Promise<void> {
     await this.secrets.delete(secretKey(provider));
   }

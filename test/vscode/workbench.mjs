@@ -53,9 +53,9 @@ export const WORKBENCH_NOISE = [/^\[AgentHost/, /^\[ChatModelSelection\]/, /^\[A
 /**
  * Starts a VS Code server on a fresh copy of `fixture`: seeded quiet settings, Workspace Trust off
  * (`trusted`) or on with the folder untrusted, optionally `vsix` installed first the way a person
- * installs a downloaded one (offline). Returns its host, the workspace, and `stop()`.
+ * installs a downloaded one (offline); `serverArgs` are more code-server flags. Returns its host, the workspace, and `stop()`.
  */
-export async function startServer({ rig, teardown, fixture, trusted = true, vsix, env = process.env, logLevel = process.env.VSCODE_IT_LOG ?? 'warn', keep = false, verbose = false, say = () => {} }) {
+export async function startServer({ rig, teardown, fixture, trusted = true, vsix, env = process.env, serverArgs = [], logLevel = process.env.VSCODE_IT_LOG ?? 'warn', keep = false, verbose = false, say = () => {} }) {
   const tmp = mkdtempSync(join(tmpdir(), 'whale-vscode-it-'));
   if (!keep) teardown.add(() => rmSync(tmp, { recursive: true, force: true }));
   const workspace = prepareWorkspace(fixture, join(tmp, 'workspace'));
@@ -76,7 +76,7 @@ export async function startServer({ rig, teardown, fixture, trusted = true, vsix
     // The built workbench honours ?payload= (extensionDevelopmentPath, extensionTestsPath) only with this.
     '--vscode-option', 'enable-smoke-test-driver',
     // Also the level of the extensions' LogOutputChannels: at 'warn' their info lines are dropped.
-    '--log', logLevel],
+    '--log', logLevel, ...serverArgs],
   // Own process group: the extension host, the engine children and file watchers die with it.
   { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
   const kill = (sig) => { try { process.kill(-server.pid, sig); } catch { /* gone */ } };
@@ -94,7 +94,7 @@ export async function startServer({ rig, teardown, fixture, trusted = true, vsix
   }
   if (!up) throw new Error(`code-server did not come up on ${host}:\n${output.slice(-4000)}`);
   return {
-    host, tmp, workspace,
+    host, tmp, workspace, userData, pid: server.pid,
     output: () => output,
     url: (payload) => `http://${host}/?folder=${encodeURIComponent(workspace)}${payload ? `&payload=${encodeURIComponent(JSON.stringify(payload))}` : ''}`,
     remote: (p) => `vscode-remote://${host}${p}`,

@@ -55,26 +55,34 @@ export function registerTrajectoryFeatures(context: vscode.ExtensionContext, dep
       DashboardPanel.active?.refresh();
     }, 500);
   };
-  const watchStore = () => {
+  // The store followed is the open project's, and a folder can become a project later (New
+  // Project in an empty folder): every 2 s the store's place is looked up again and the watcher
+  // moved with it. File watchers also miss folders created after they start (a first run) on some
+  // hosts (seen in code-server), so the same tick compares a few stats, without reading any file.
+  let watched: { store: string; watcher: vscode.FileSystemWatcher } | undefined;
+  let last = '';
+  const followStore = () => {
     const store = projectStoreDir();
-    if (!store) return;
-    const w = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(store), '{current-run,runs/*/journal.jsonl,runs/*/annotations.jsonl}'));
-    w.onDidChange(storeChanged);
-    w.onDidCreate(storeChanged);
-    w.onDidDelete(storeChanged);
-    // File watchers miss folders created after they start (a first run) on some hosts (seen in
-    // code-server): a few stats every 2 s catch what they miss, without reading any file.
-    let last = storeSignature(store);
-    const poll = setInterval(() => {
-      const now = storeSignature(store);
-      if (now !== last) {
-        last = now;
-        storeChanged();
+    if (store !== watched?.store) {
+      watched?.watcher.dispose();
+      watched = undefined;
+      if (store) {
+        const w = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(store), '{current-run,runs/*/journal.jsonl,runs/*/annotations.jsonl}'));
+        w.onDidChange(storeChanged);
+        w.onDidCreate(storeChanged);
+        w.onDidDelete(storeChanged);
+        watched = { store, watcher: w };
       }
-    }, 2000);
-    context.subscriptions.push(w, { dispose: () => (clearTimeout(timer), clearInterval(poll)) });
+    }
+    const now = store ? storeSignature(store) : '';
+    if (now !== last) {
+      last = now;
+      storeChanged();
+    }
   };
-  watchStore();
+  followStore();
+  const poll = setInterval(followStore, 2000);
+  context.subscriptions.push({ dispose: () => (clearTimeout(timer), clearInterval(poll), watched?.watcher.dispose()) });
 
   command(context, log, 'whale.openTrajectory', async (arg?: TrajectoryRef | vscode.Uri) => {
     if (!arg) throw new Error('pick a trajectory in the Failing Trajectories view');

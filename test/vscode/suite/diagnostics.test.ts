@@ -16,13 +16,16 @@ suite('config diagnostics', function () {
     const original = readFileSync(uri.fsPath, 'utf8');
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc);
+    // An earlier suite may have rewritten the file on disk (backendHealth restores it with
+    // writeFileSync): editing the model before it has caught up would make the save a conflict.
+    await eventually('the open config to match the file on disk', () => (doc.getText() === original ? true : undefined));
     try {
       const broken = original.replace(/"k": \d+/, '"k": -3').replace(/"id": "kbqa"/, '"id": "chess"');
       assert.notEqual(broken, original);
       const edit = new vscode.WorkspaceEdit();
       edit.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), broken);
       await vscode.workspace.applyEdit(edit);
-      await doc.save();
+      assert.equal(await doc.save(), true, 'the broken config was saved');
       const diags = await eventually('diagnostics for the broken config', () => {
         const d = vscode.languages.getDiagnostics(uri).filter((x) => x.source === 'whale');
         return d.length > 0 ? d : undefined;
