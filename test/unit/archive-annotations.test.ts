@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,15 +13,14 @@ import { addAnnotation, annotationsFile, annotationsFor, deleteAnnotation, readA
 import { failingCandidates, failingRollouts, failingTasks } from '../../src/archive/failingTrajectories.js';
 import { indexJsonl, readTrajectoryAt } from '../../src/archive/jsonlIndex.js';
 import { ResultStore } from '../../src/archive/resultStore.js';
-import { loadConfig } from '../../src/core/config.js';
 import { DashboardSnapshot } from '../../src/core/dashboardContract.js';
-import { getDomain } from '../../src/domains/index.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { JournalEntry } from '../../src/engine/journal.js';
 import { loadDashboard } from '../../src/report/dashboardData.js';
 import { renderTranscript } from '../../src/report/transcript.js';
 import { KnobProposer } from '../../src/search/knobProposer.js';
 import type { Annotation, Proposer } from '../../src/search/proposer.js';
+import { smallProject } from '../support/smallProject.js';
 
 test('store: add, read back, delete; a torn line and hand-edited garbage hide nothing; bad input says what', () => {
   const run = mkdtempSync(join(tmpdir(), 'whale-notes-'));
@@ -43,22 +42,14 @@ test('store: add, read back, delete; a torn line and hand-edited garbage hide no
 });
 
 function project() {
-  const dir = mkdtempSync(join(tmpdir(), 'whale-notes-run-'));
-  cpSync(getDomain('ramble').h0Dir, join(dir, 'h0'), { recursive: true });
-  const file = join(dir, 'whale.config.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      name: 'notes',
-      domain: { id: 'ramble', options: { sizes: { weight: 16, harness: 8, val: 8, test: 8 } } },
-      harness: 'h0',
-      method: 'harness-only',
-      evaluation: { k: 1, concurrency: 8 },
-      search: { candidatesPerRound: 1 },
-      schedule: { iterations: 2, cycles: 1 },
-    }),
-  );
-  return { config: { ...loadConfig(file), harness: join(dir, 'h0') }, configFile: file, root: dir, storeDir: join(dir, '.whale') };
+  return smallProject('notes-run', {
+    name: 'notes',
+    domain: { id: 'ramble', options: { sizes: { weight: 16, harness: 8, val: 8, test: 8 } } },
+    method: 'harness-only',
+    evaluation: { k: 1, concurrency: 8 },
+    search: { candidatesPerRound: 1 },
+    schedule: { iterations: 2, cycles: 1 },
+  }).engineProject();
 }
 
 test('a saved annotation reaches the ArchiveView of the next harness phase; the failing view and dashboard read the real run', { timeout: 600_000 }, async () => {

@@ -2,35 +2,22 @@
 // proposer) on tiny slices, plus the acceptance rule on hand-made scores.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '../../src/core/config.js';
-import { getDomain } from '../../src/domains/index.js';
 import { Engine } from '../../src/engine/engine.js';
 import { archiveBest } from '../../src/engine/harnessPhase.js';
 import type { JournalEntry } from '../../src/engine/journal.js';
+import { smallProject } from '../support/smallProject.js';
 
 function project(method: string, extra: Record<string, unknown> = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'whale-phases-'));
-  cpSync(getDomain('ramble').h0Dir, join(dir, 'h0'), { recursive: true });
-  const file = join(dir, 'whale.config.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      name: 'phases',
-      domain: { id: 'ramble', options: { sizes: { weight: 16, harness: 8, val: 8, test: 8 } } },
-      harness: 'h0',
-      method,
-      evaluation: { k: 1, concurrency: 8 },
-      rsft: { batchPrompts: 8, groupSize: 2 },
-      search: { candidatesPerRound: 2 },
-      schedule: { epochs: 0.5, iterations: 2, cycles: 1 },
-      ...extra,
-    }),
-  );
-  const config = loadConfig(file);
-  return { config: { ...config, harness: join(dir, 'h0') }, configFile: file, root: dir, storeDir: join(dir, '.whale') };
+  return smallProject('phases', {
+    name: 'phases',
+    domain: { id: 'ramble', options: { sizes: { weight: 16, harness: 8, val: 8, test: 8 } } },
+    method,
+    evaluation: { k: 1, concurrency: 8 },
+    rsft: { batchPrompts: 8, groupSize: 2 },
+    search: { candidatesPerRound: 2 },
+    schedule: { epochs: 0.5, iterations: 2, cycles: 1 },
+    ...extra,
+  }).engineProject();
 }
 
 const seedScores = (entries: readonly JournalEntry[]) => entries.filter((e) => e.type === 'candidate_scored' && e.round === 0);

@@ -4,36 +4,27 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, cpSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RunStore } from '../../src/archive/runStore.js';
-import { getDomain } from '../../src/domains/index.js';
 import { Journal } from '../../src/engine/journal.js';
 import { foldRun } from '../../src/engine/runState.js';
 import { Rng } from '../../src/core/rng.js';
+import { smallProject } from '../support/smallProject.js';
 
 const dev = fileURLToPath(new URL('../../src/cli/dev.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url));
 
 function project(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'whale-resume-'));
-  cpSync(getDomain('ramble').h0Dir, join(dir, 'h0'), { recursive: true });
-  writeFileSync(
-    join(dir, 'whale.config.json'),
-    JSON.stringify({
-      name: 'resume-test',
-      domain: { id: 'ramble', options: { sizes: { weight: 64, harness: 12, val: 12, test: 12 } } },
-      harness: 'h0',
-      evaluation: { k: 1, concurrency: 8 },
-      rsft: { batchPrompts: 8, groupSize: 2, learningRate: 1e-3, minibatch: 8 },
-      search: { candidatesPerRound: 2 },
-      schedule: { epochs: 0.5, iterations: 3, cycles: 2 },
-      seed: 3,
-    }),
-  );
-  return dir;
+  return smallProject('resume', {
+    name: 'resume-test',
+    domain: { id: 'ramble', options: { sizes: { weight: 64, harness: 12, val: 12, test: 12 } } },
+    evaluation: { k: 1, concurrency: 8 },
+    rsft: { batchPrompts: 8, groupSize: 2, learningRate: 1e-3, minibatch: 8 },
+    search: { candidatesPerRound: 2 },
+    schedule: { epochs: 0.5, iterations: 3, cycles: 2 },
+    seed: 3,
+  }).dir;
 }
 
 function completedWork(dir: string) {

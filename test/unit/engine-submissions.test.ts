@@ -8,11 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HarnessArchive } from '../../src/archive/harnessArchive.js';
-import { loadConfig } from '../../src/core/config.js';
 import { gitTreeHash } from '../../src/core/treeHash.js';
-import { getDomain } from '../../src/domains/index.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { JournalEntry } from '../../src/engine/journal.js';
+import { smallProject } from '../support/smallProject.js';
 
 const dev = fileURLToPath(new URL('../../src/cli/dev.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url));
@@ -25,23 +24,15 @@ function whale(args: string[], cwd: string) {
 const acceptedIn = (entries: JournalEntry[], phase: number) => entries.find((e) => e.type === 'acceptance' && e.phase === phase)?.chosen;
 
 function project() {
-  const dir = mkdtempSync(join(tmpdir(), 'whale-submit-'));
-  cpSync(getDomain('ramble').h0Dir, join(dir, 'h0'), { recursive: true });
-  const file = join(dir, 'whale.config.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      name: 'submit',
-      domain: { id: 'ramble', options: { sizes: { weight: 16, harness: 8, val: 8, test: 8 } } },
-      harness: 'h0',
-      method: 'harness-only',
-      evaluation: { k: 1, concurrency: 8 },
-      search: { candidatesPerRound: 1 },
-      schedule: { iterations: 1, cycles: 1 },
-    }),
-  );
-  const config = loadConfig(file);
-  return { dir, engineProject: { config: { ...config, harness: join(dir, 'h0') }, configFile: file, root: dir, storeDir: join(dir, '.whale') } };
+  const made = smallProject('submit', {
+    name: 'submit',
+    domain: { id: 'ramble', options: { sizes: { weight: 16, harness: 8, val: 8, test: 8 } } },
+    method: 'harness-only',
+    evaluation: { k: 1, concurrency: 8 },
+    search: { candidatesPerRound: 1 },
+    schedule: { iterations: 1, cycles: 1 },
+  });
+  return { dir: made.dir, engineProject: made.engineProject() };
 }
 
 test('whale candidate submit: bad folders are input errors naming the file; nothing is archived', { timeout: 300_000 }, () => {

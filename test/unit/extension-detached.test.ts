@@ -2,15 +2,15 @@
 // is relayed line by line, stopped through the run store's STOP file, then SIGTERM, then SIGKILL.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RunStore } from '../../src/archive/runStore.js';
-import { getDomain } from '../../src/domains/index.js';
 import { DetachedProcess, splitLines } from '../../src/extension/detachedEngine.js';
 import { RunsFeed } from '../../src/extension/model/runsModel.js';
 import { until } from '../support/until.js';
+import { smallProject } from '../support/smallProject.js';
 
 const dev = fileURLToPath(new URL('../../src/cli/dev.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url));
@@ -20,19 +20,13 @@ test('splitLines: carriage-return redraws become lines; an unfinished line is ke
 });
 
 test('a detached `whale run` relays its output, stops at the next safe point on STOP, and the run store says stopped', { timeout: 600_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'whale-detached-'));
-  cpSync(getDomain('ramble').h0Dir, join(dir, 'h0'), { recursive: true });
-  writeFileSync(
-    join(dir, 'whale.config.json'),
-    JSON.stringify({
-      name: 'detached',
-      domain: { id: 'ramble', options: { sizes: { weight: 64, harness: 8, val: 8, test: 8 } } },
-      harness: 'h0',
-      evaluation: { k: 1, concurrency: 8 },
-      rsft: { batchPrompts: 8, groupSize: 2 },
-      schedule: { epochs: 1, iterations: 2, cycles: 3 },
-    }),
-  );
+  const { dir } = smallProject('detached', {
+    name: 'detached',
+    domain: { id: 'ramble', options: { sizes: { weight: 64, harness: 8, val: 8, test: 8 } } },
+    evaluation: { k: 1, concurrency: 8 },
+    rsft: { batchPrompts: 8, groupSize: 2 },
+    schedule: { epochs: 1, iterations: 2, cycles: 3 },
+  });
   const lines: string[] = [];
   const logFile = join(dir, '.whale', 'logs', 'engine.log');
   const p = new DetachedProcess(process.execPath, ['--import', tsx, dev, 'run'], { cwd: dir, env: process.env, logFile, onLine: (l) => lines.push(l), pollMs: 100 });

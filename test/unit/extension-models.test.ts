@@ -3,16 +3,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HarnessArchive } from '../../src/archive/harnessArchive.js';
-import { getDomain } from '../../src/domains/index.js';
 import { archiveModel, candidateTooltip, compareTable, describeCandidate } from '../../src/extension/model/archiveModel.js';
 import { JournalTail } from '../../src/extension/model/journalTail.js';
 import { RunsFeed, describePhase, describeRun, type RunNode } from '../../src/extension/model/runsModel.js';
 import { until } from '../support/until.js';
+import { smallProject } from '../support/smallProject.js';
 
 const dev = fileURLToPath(new URL('../../src/cli/dev.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url));
@@ -48,22 +48,15 @@ test('JournalTail reads only appended bytes, waits for an unfinished line, and s
 });
 
 function project(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'whale-views-'));
-  cpSync(getDomain('ramble').h0Dir, join(dir, 'h0'), { recursive: true });
-  writeFileSync(
-    join(dir, 'whale.config.json'),
-    JSON.stringify({
-      name: 'views',
-      domain: { id: 'ramble', options: { sizes: { weight: 16, harness: 8, val: 8, test: 8 } } },
-      harness: 'h0',
-      method: 'whale',
-      evaluation: { k: 1, concurrency: 8 },
-      rsft: { batchPrompts: 8, groupSize: 2 },
-      search: { candidatesPerRound: 2 },
-      schedule: { epochs: 1, iterations: 2, cycles: 1 },
-    }),
-  );
-  return dir;
+  return smallProject('views', {
+    name: 'views',
+    domain: { id: 'ramble', options: { sizes: { weight: 16, harness: 8, val: 8, test: 8 } } },
+    method: 'whale',
+    evaluation: { k: 1, concurrency: 8 },
+    rsft: { batchPrompts: 8, groupSize: 2 },
+    search: { candidatesPerRound: 2 },
+    schedule: { epochs: 1, iterations: 2, cycles: 1 },
+  }).dir;
 }
 
 test('Runs model: a terminal `whale run` shows up live, a killed engine is reported as interrupted, a resumed run completes', { timeout: 600_000 }, async () => {

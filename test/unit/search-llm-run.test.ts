@@ -6,37 +6,27 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadConfig } from '../../src/core/config.js';
-import { getDomain } from '../../src/domains/index.js';
 import { Engine } from '../../src/engine/engine.js';
 import type { JournalEntry } from '../../src/engine/journal.js';
 import { FakeLlmServer, anthropicError, fileTextOf, type Script } from '../support/fakeLlmServer.js';
+import { smallProject } from '../support/smallProject.js';
 
 const PRICE = { inputPerMillion: 15, outputPerMillion: 75 };
 
 function project(baseUrl: string, extra: Record<string, unknown> = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'whale-llm-run-'));
-  cpSync(getDomain('kbqa').h0Dir, join(dir, 'h0'), { recursive: true });
-  const file = join(dir, 'whale.config.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      name: 'llm-run',
-      domain: { id: 'kbqa', options: { sizes: { weight: 16, harness: 8, val: 8, test: 8 } } },
-      harness: 'h0',
-      method: 'harness-only',
-      evaluation: { k: 1, concurrency: 8 },
-      search: { proposer: 'llm', candidatesPerRound: 1, llm: { provider: 'anthropic', model: 'claude-opus-4-7', baseUrl, price: PRICE, retryBaseMs: 20, retryMaxMs: 200 } },
-      schedule: { iterations: 2, cycles: 1 },
-      ...extra,
-    }),
-  );
-  const config = loadConfig(file);
-  return { dir, p: { config: { ...config, harness: join(dir, 'h0') }, configFile: file, root: dir, storeDir: join(dir, '.whale') } };
+  const made = smallProject('llm-run', {
+    name: 'llm-run',
+    domain: { id: 'kbqa', options: { sizes: { weight: 16, harness: 8, val: 8, test: 8 } } },
+    method: 'harness-only',
+    evaluation: { k: 1, concurrency: 8 },
+    search: { proposer: 'llm', candidatesPerRound: 1, llm: { provider: 'anthropic', model: 'claude-opus-4-7', baseUrl, price: PRICE, retryBaseMs: 20, retryMaxMs: 200 } },
+    schedule: { iterations: 2, cycles: 1 },
+    ...extra,
+  });
+  return { dir: made.dir, p: made.engineProject() };
 }
 
 
@@ -70,14 +60,25 @@ function engineer(): { script: Script; read: string[] } {
   return { script, read };
 }
 
-const journalOf = (e: Engine) => (e as unknown as { ctx: { journal: { all(): JournalEntry[] } } }).ctx.journal.all();
-
-test('whale run with the llm proposer: tools over real trajectories, a derived candidate evaluated, session logged, dollars in the ledger', { timeout: 600_000 }, async () => {
-  const { script, read } = engineer();
+/** A fake Anthropic endpoint answering by `script`, and a test key in the environment, for `body` only. */
+async function withFakeAnthropic(script: Script, body: (server: FakeLlmServer) => Promise<void>): Promise<void> {
   const server = await new FakeLlmServer(script).start();
   const prevKey = process.env.ANTHROPIC_API_KEY;
   process.env.ANTHROPIC_API_KEY = 'sk-ant-test';
   try {
+    await body(server);
+  } finally {
+    if (prevKey === undefined) delete process.env.ANTHROPIC_API_KEY;
+    else process.env.ANTHROPIC_API_KEY = prevKey;
+    await server.close();
+  }
+}
+
+const journalOf = (e: Engine) => (e as unknown as { ctx: { journal: { all(): JournalEntry[] } } }).ctx.journal.all();
+
+test('whale run with the llm proposer: tools over real trajectories, a derived candidate evaluated, session logged, dollars in the ledger', { timeout: 600_000 }, async () => {
+  const { script, read } = engineer();
+  await withFakeAnthropic(script, async (server) => {
     const { p } = project(server.anthropicBaseUrl);
     const engine = await Engine.create(p, { log: () => {} });
     try {
@@ -123,20 +124,13 @@ test('whale run with the llm proposer: tools over real trajectories, a derived c
     } finally {
       await engine.close();
     }
-  } finally {
-    if (prevKey === undefined) delete process.env.ANTHROPIC_API_KEY;
-    else process.env.ANTHROPIC_API_KEY = prevKey;
-    await server.close();
-  }
+  });
 });
 
 test('a dollar budget ends the search cleanly at the cap: the journal says why, nothing paid for is lost', { timeout: 600_000 }, async () => {
   // Every call costs $0.30 at most; the run may spend $1.00 on proposals; the model never finishes.
   const script: Script = () => ({ usage: { input: 10_000, output: 2000 }, toolCalls: [{ name: 'list_candidates', args: {} }] });
-  const server = await new FakeLlmServer(script).start();
-  const prevKey = process.env.ANTHROPIC_API_KEY;
-  process.env.ANTHROPIC_API_KEY = 'sk-ant-test';
-  try {
+  await withFakeAnthropic(script, async (server) => {
     const { p } = project(server.anthropicBaseUrl, { budget: { dollars: 1 }, schedule: { iterations: 4, cycles: 1 } });
     p.config.search.llm!.maxTokens = 2000;
     const engine = await Engine.create(p, { log: () => {} });
@@ -153,11 +147,7 @@ test('a dollar budget ends the search cleanly at the cap: the journal says why, 
     } finally {
       await engine.close();
     }
-  } finally {
-    if (prevKey === undefined) delete process.env.ANTHROPIC_API_KEY;
-    else process.env.ANTHROPIC_API_KEY = prevKey;
-    await server.close();
-  }
+  });
 });
 
 test('whale run with proposer llm and no API key fails before any rollout, naming the variable', { timeout: 300_000 }, async () => {
@@ -183,10 +173,7 @@ test('a session that fails mid-round is charged, and the resumed run redoes the 
     // One paid call, then the provider rejects the key (not retried: the run stops with the error).
     return req.index === 0 ? { usage: { input: 50_000, output: 1000 }, toolCalls: [{ name: 'list_candidates', args: {} }] } : anthropicError(401, 'authentication_error', 'invalid x-api-key');
   };
-  const server = await new FakeLlmServer(script).start();
-  const prevKey = process.env.ANTHROPIC_API_KEY;
-  process.env.ANTHROPIC_API_KEY = 'sk-ant-test';
-  try {
+  await withFakeAnthropic(script, async (server) => {
     const { p } = project(server.anthropicBaseUrl, { method: 'whale', schedule: { iterations: 2, cycles: 1, epochs: 0.5 }, rsft: { batchPrompts: 8, groupSize: 2 } });
     const first = await Engine.create(p, { log: () => {} });
     const runId = first.runId;
@@ -213,9 +200,5 @@ test('a session that fails mid-round is charged, and the resumed run redoes the 
     } finally {
       await again.close();
     }
-  } finally {
-    if (prevKey === undefined) delete process.env.ANTHROPIC_API_KEY;
-    else process.env.ANTHROPIC_API_KEY = prevKey;
-    await server.close();
-  }
+  });
 });

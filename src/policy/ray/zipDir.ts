@@ -47,31 +47,26 @@ export function zip(entries: readonly ZipEntry[]): Buffer {
     const name = Buffer.from(e.path, 'utf8');
     const body = deflateRawSync(e.data);
     const crc = crc32(e.data) >>> 0;
+    // The local header and the central directory entry share these fields, in this order.
+    const shared = (b: Buffer, at: number) => {
+      b.writeUInt16LE(20, at); // version needed: 2.0 (deflate)
+      b.writeUInt16LE(0x0800, at + 2); // flags: names are UTF-8
+      b.writeUInt16LE(8, at + 4); // method: deflate
+      b.writeUInt16LE(time, at + 6);
+      b.writeUInt16LE(date, at + 8);
+      b.writeUInt32LE(crc, at + 10);
+      b.writeUInt32LE(body.length, at + 14);
+      b.writeUInt32LE(e.data.length, at + 18);
+      b.writeUInt16LE(name.length, at + 22);
+    };
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(0x0800, 6);
-    local.writeUInt16LE(8, 8);
-    local.writeUInt16LE(time, 10);
-    local.writeUInt16LE(date, 12);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(body.length, 18);
-    local.writeUInt32LE(e.data.length, 22);
-    local.writeUInt16LE(name.length, 26);
-    local.writeUInt16LE(0, 28);
+    shared(local, 4);
     locals.push(local, name, body);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE((3 << 8) | 20, 4); // made by: unix, so the mode below means something
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(0x0800, 8);
-    central.writeUInt16LE(8, 10);
-    central.writeUInt16LE(time, 12);
-    central.writeUInt16LE(date, 14);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(body.length, 20);
-    central.writeUInt32LE(e.data.length, 24);
-    central.writeUInt16LE(name.length, 28);
+    shared(central, 6);
     central.writeUInt32LE(((0o100000 | e.mode) << 16) >>> 0, 38);
     central.writeUInt32LE(offset, 42);
     centrals.push(central, name);
