@@ -39,3 +39,21 @@ export function formatLocated(loc: InputLocation, detail: string): string {
   const field = loc.field ? ` ${loc.field}:` : '';
   return `${where}:${field} ${detail}`;
 }
+
+/** Which piece of infrastructure failed: the policy backend, a tool service, the domain's verifier, or our runtime. */
+export type InfraSource = 'backend' | 'tool' | 'verifier' | 'runtime';
+
+/**
+ * A failure of infrastructure, not of the harness or the model: a backend that did not answer, a
+ * tool service that is down, a verifier that crashed or hung. A rollout it touches ends with
+ * termination 'infra_error': never scored, never cached, never trained on; the unit is retried or
+ * fails loudly. Domain tools throw it when their service cannot be reached.
+ */
+export class InfraError extends WhaleError {
+  constructor(
+    readonly source: InfraSource,
+    message: string,
+  ) {
+    super(message, 'infra');
+  }
+}

@@ -13,7 +13,8 @@ export const Termination = z.enum([
   'crash', // the harness process died or threw
   'protocol_error', // garbage on the protocol
   'rule_violation', // broke the domain's rules or the sandbox's
-  'error', // an error of ours or the backend's; not the harness's fault
+  'error', // an error of ours; not the harness's fault
+  'infra_error', // a backend, tool service or verifier failed: never scored, never cached, never trained on (see `infra`)
 ]);
 export type Termination = z.infer<typeof Termination>;
 
@@ -77,6 +78,10 @@ export const TrajectorySchema = z.object({
   termination: Termination,
   terminationDetail: z.string().optional(),
   verdict: Verdict,
+  /** Set with termination 'infra_error': which piece of infrastructure failed, and how. */
+  infra: z.object({ source: z.enum(['backend', 'tool', 'verifier', 'runtime']), message: z.string() }).optional(),
+  /** The domain's per-rollout diagnostics (retrieval hit, format error, illegal move…), aggregated by the report. */
+  diagnostics: z.record(z.string(), z.union([z.number(), z.boolean(), z.string(), z.null()])).optional(),
   timings: z.object({ startedAt: z.string(), wallMs: z.number(), modelMs: z.number(), toolMs: z.number() }),
 });
 export type Trajectory = z.infer<typeof TrajectorySchema>;

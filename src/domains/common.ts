@@ -23,6 +23,13 @@ export type BuiltinDomainOptions = z.infer<typeof BuiltinDomainOptions>;
 export interface DomainContext {
   /** Folder that relative paths in options resolve against (the config file's folder). */
   baseDir?: string;
+  /**
+   * A per-project secret kept in the run store, never given to a harness. Generated domains mix it
+   * into every task seed so that no task can be re-derived from its public id.
+   */
+  secret?: string;
+  /** The workspace is trusted: a domain's own code (a module, a command verifier) may run. */
+  trusted?: boolean;
 }
 
 /** Validates a domain's options; unknown keys and bad values are InputErrors naming the field. */

@@ -15,7 +15,8 @@ interface Entry {
   title: string;
   regime: Domain['regime'];
   summary: string;
-  create(options: unknown, ctx: DomainContext): Domain;
+  /** Builds the domain; may be async (task files, Parquet, a module's setup). */
+  create(options: unknown, ctx: DomainContext): Domain | Promise<Domain>;
 }
 
 const REGISTRY: readonly Entry[] = [
@@ -54,5 +55,14 @@ export class UnknownDomainError extends WhaleError {
 export function getDomain(id: string, options: unknown = {}, ctx: DomainContext = {}): Domain {
   const entry = REGISTRY.find((e) => e.id === id);
   if (!entry) throw new UnknownDomainError(id);
-  return entry.create(options, ctx);
+  const d = entry.create(options, ctx);
+  if (d instanceof Promise) throw new WhaleError(`domain '${id}' loads asynchronously: use loadDomain`);
+  return d;
+}
+
+/** Any domain, sync or async to build: what the engine and the CLI use. */
+export async function loadDomain(id: string, options: unknown = {}, ctx: DomainContext = {}): Promise<Domain> {
+  const entry = REGISTRY.find((e) => e.id === id);
+  if (!entry) throw new UnknownDomainError(id);
+  return await entry.create(options, ctx);
 }

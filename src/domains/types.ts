@@ -30,6 +30,8 @@ export interface ToolSpec {
   parameters: { [k: string]: Json };
   /** Runs in the parent (gateway) with access to the task's private environment. Returns the observation text. */
   call(args: unknown, task: Task): string | Promise<string>;
+  // A call that throws InfraError (core/errors.ts) — the service is down — makes the rollout an
+  // infrastructure failure (source 'tool'); any other throw is reported to the harness as a tool error.
 }
 
 /** The part of a finished rollout a verifier or rule may read. */
@@ -44,21 +46,36 @@ export interface DomainLimits {
   maxTokensPerCall?: number;
   /** Model calls per rollout, enforced by the gateway. */
   maxTurns?: number;
+  /** Completion tokens over the whole rollout (the paper's assistant token budget), enforced by the gateway. */
+  maxAssistantTokens?: number;
+  /** Wall-clock limit of one verify() call; past it the rollout is an infrastructure failure (verifier). */
+  verifierTimeoutMs?: number;
 }
+
+/** Per-rollout diagnostics a domain reports (retrieval hit, format error, illegal move…); the report aggregates them. */
+export type Diagnostics = Record<string, number | boolean | string | null>;
+
+export type Regime = 'harness-dominated' | 'weight-dominated' | 'mixed' | 'unknown';
 
 export interface Domain {
   id: string;
   title: string;
   description: string;
-  /** Which side the domain is built to stress: the harness or the weights. */
-  regime: 'harness-dominated' | 'weight-dominated';
+  /** Which side the domain is built to stress: the harness or the weights (user domains: usually 'unknown'). */
+  regime: Regime;
   splitSizes: Record<Split, number>;
   /** Deterministic: the same split always yields the same tasks in the same order. */
   tasks(split: Split): Task[];
   tools: ToolSpec[];
-  verify(task: Task, rollout: RolloutRecord): Verdict;
+  /**
+   * The verdict. May be async (a command verifier, an LLM judge). A throw, or no answer within
+   * limits.verifierTimeoutMs, makes the rollout an infrastructure failure (source 'verifier'): not scored.
+   */
+  verify(task: Task, rollout: RolloutRecord): Verdict | Promise<Verdict>;
   /** A domain rule the rollout broke (e.g. the answer did not come from the model), or null. */
-  checkRules?(task: Task, rollout: RolloutRecord): string | null;
+  checkRules?(task: Task, rollout: RolloutRecord): string | null | Promise<string | null>;
+  /** Per-rollout diagnostics, stored on the trajectory (also for rollouts that were not answered). */
+  diagnostics?(task: Task, rollout: RolloutRecord & { termination: string }): Diagnostics | Promise<Diagnostics>;
   limits: DomainLimits;
   /** Absolute path of the initial harness h0 folder. */
   h0Dir: string;

@@ -6,7 +6,7 @@ import { RunStore, newRunId } from '../archive/runStore.js';
 import type { WhaleConfig } from '../core/config.js';
 import { WhaleError } from '../core/errors.js';
 import { hashSeed } from '../core/rng.js';
-import { getDomain } from '../domains/index.js';
+import { loadDomain } from '../domains/index.js';
 import { HarnessRuntime } from '../harness/runtime.js';
 import { createBackend } from '../policy/index.js';
 import type { Proposer } from '../search/proposer.js';
@@ -65,7 +65,7 @@ export class Engine {
   /** Creates a run (config snapshot, journal, h0 in the archive) and opens it. */
   static async create(project: EngineProject, hooks: EngineHooks = {}): Promise<Engine> {
     const { config } = project;
-    const domain = getDomain(config.domain.id, config.domain.options, { baseDir: project.root });
+    const domain = await loadDomain(config.domain.id, config.domain.options, { baseDir: project.root });
     checkSchedule(config.method, config.schedule, config.rsft, config.search, config.budget, { weight: domain.tasks('weight').length, harness: searchTaskCount(config, domain.tasks('harness').length) }, project.configFile);
     const runs = new RunStore(project.storeDir);
     const runId = newRunId(config.method);
@@ -85,7 +85,7 @@ export class Engine {
     if (!existsSync(runs.runDir(runId))) throw new WhaleError(`no run '${runId}' in ${runs.runsDir()}`);
     const config = runs.config<WhaleConfig>(runId);
     const journal = new Journal(runs.journalFile(runId));
-    const domain = getDomain(config.domain.id, config.domain.options, { baseDir: project.root });
+    const domain = await loadDomain(config.domain.id, config.domain.options, { baseDir: project.root });
     const started = journal.all().find((e) => e.type === 'run_started');
     const state = started ? foldRun(journal.all()) : undefined;
     const backendCfg = state && config.backend.kind === 'embedded' ? { ...config.backend, model: state.version } : config.backend;

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Sampling } from '../core/config.js';
+import { InfraError, type InfraSource } from '../core/errors.js';
 import { hashSeed } from '../core/rng.js';
 import type { ChatMessage, HarnessEvent, ModelCall, Termination } from '../core/trajectory.js';
 import type { Task, ToolSpec } from '../domains/types.js';
@@ -90,6 +91,12 @@ export class RolloutSession {
   toolMs = 0;
   limitHit: { termination: LimitTermination; detail: string } | undefined;
   backendError: string | undefined;
+  /**
+   * The first infrastructure failure of this rollout (a backend call that failed, a tool service that
+   * is down). Whatever the harness did next, the rollout is then not scored: its result says more
+   * about the infrastructure than about the harness.
+   */
+  infraFailure: { source: InfraSource; message: string } | undefined;
   private turnsStarted = 0;
   private completionTokens = 0;
   private toolCalls = 0;
@@ -179,6 +186,7 @@ export class RolloutSession {
       const message = e instanceof Error ? e.message : String(e);
       if (this.abort.signal.aborted) return errorReply(503, 'rollout ended', 'rollout_closed');
       this.backendError ??= message;
+      this.infraFailure ??= { source: 'backend', message };
       this.modelCalls.push({ index, policyVersion: this.policyVersion, messages, params: { ...params }, completion: '', finishReason: 'error', usage: { promptTokens: 0, completionTokens: 0 }, latencyMs, t: sentAt });
       this.events.push({ t: this.now(), type: 'error', name: 'backend', message });
       return errorReply(502, `policy backend failed: ${message}`, 'backend_error');
@@ -226,6 +234,10 @@ export class RolloutSession {
       this.toolMs += performance.now() - t0;
       const message = e instanceof Error ? e.message : String(e);
       this.events.push({ t, type: 'tool', name, args, message: `error: ${message}` });
+      if (e instanceof InfraError) {
+        this.infraFailure ??= { source: e.source, message: `tool '${name}': ${message}` };
+        return errorReply(503, `tool '${name}' is unavailable: ${message}`, 'tool_unavailable');
+      }
       return errorReply(400, `tool '${name}' failed: ${message}`, 'tool_error');
     }
   }

@@ -136,7 +136,7 @@ export class HarnessRuntime {
     const d = this.o.domain.limits;
     return {
       maxTurns: Math.min(this.o.limits.maxTurns, d.maxTurns ?? Number.POSITIVE_INFINITY),
-      maxTokens: this.o.limits.maxTokens,
+      maxTokens: Math.min(this.o.limits.maxTokens, d.maxAssistantTokens ?? Number.POSITIVE_INFINITY),
       ...(d.maxTokensPerCall !== undefined ? { maxTokensPerCall: d.maxTokensPerCall } : {}),
     };
   }
@@ -198,22 +198,36 @@ export class HarnessRuntime {
     const record = { finalAnswer: outcome.answer, modelCalls: session.modelCalls, events };
     let { termination, detail } = decideTermination(outcome, session);
     let verdict: Verdict;
-    if (termination === 'answered' || termination === 'no_answer') {
+    let infra: Trajectory['infra'] = session.infraFailure;
+    if (infra) {
+      termination = 'infra_error';
+      detail = `${infra.source === 'backend' ? 'policy backend' : infra.source} failed: ${infra.message}`;
+      verdict = { pass: false, score: 0, extracted: null, reason: `infrastructure failure (not scored): ${detail}` };
+    } else if (termination === 'answered' || termination === 'no_answer') {
       try {
-        verdict = this.o.domain.verify(task, record);
-        const broken = this.o.domain.checkRules?.(task, record) ?? null;
+        verdict = await withTimeout(Promise.resolve(this.o.domain.verify(task, record)), this.o.domain.limits.verifierTimeoutMs ?? VERIFIER_TIMEOUT_MS, 'verifier');
+        const broken = (await this.o.domain.checkRules?.(task, record)) ?? null;
         if (broken) {
           termination = 'rule_violation';
           detail = broken;
           verdict = { pass: false, score: 0, extracted: verdict.extracted, reason: `rule violation: ${broken}` };
         }
       } catch (e) {
-        termination = 'error';
-        detail = `the domain's verifier failed: ${e instanceof Error ? e.message : String(e)}`;
-        verdict = { pass: false, score: 0, extracted: null, reason: detail };
+        infra = { source: 'verifier', message: e instanceof Error ? e.message : String(e) };
+        termination = 'infra_error';
+        detail = `the domain's verifier failed: ${infra.message}`;
+        verdict = { pass: false, score: 0, extracted: null, reason: `infrastructure failure (not scored): ${detail}` };
       }
     } else {
       verdict = { pass: false, score: 0, extracted: null, reason: `${termination}: ${detail ?? ''}`.trim() };
+    }
+    let diagnostics: Trajectory['diagnostics'];
+    if (this.o.domain.diagnostics && termination !== 'infra_error') {
+      try {
+        diagnostics = await this.o.domain.diagnostics(task, { ...record, termination });
+      } catch (e) {
+        events.push({ t: Date.now() - session.startedAt, type: 'error', name: 'diagnostics', message: `the domain's diagnostics failed: ${e instanceof Error ? e.message : String(e)}` });
+      }
     }
     return {
       id: `${prepared.treeHash.slice(0, 12)}-${task.id}-${opts.sampleIndex}-${randomBytes(4).toString('hex')}`,
@@ -232,6 +246,8 @@ export class HarnessRuntime {
       termination,
       ...(detail ? { terminationDetail: detail } : {}),
       verdict,
+      ...(infra ? { infra } : {}),
+      ...(diagnostics ? { diagnostics } : {}),
       timings: { startedAt: startedAt.toISOString(), wallMs: performance.now() - t0, modelMs: session.modelMs, toolMs: session.toolMs },
     };
   }
@@ -243,9 +259,19 @@ export class HarnessRuntime {
  */
 export function decideTermination(outcome: WorkerOutcome, session: RolloutSession): { termination: Termination; detail?: string } {
   if (session.limitHit) return { termination: session.limitHit.termination, detail: session.limitHit.detail };
-  if (session.backendError && outcome.termination !== 'answered' && outcome.termination !== 'no_answer')
-    return { termination: 'error', detail: `policy backend failed: ${session.backendError}` };
   return { termination: outcome.termination, ...(outcome.detail ? { detail: outcome.detail } : {}) };
+}
+
+/** A verifier that has not answered by then is an infrastructure failure, not a verdict. */
+export const VERIFIER_TIMEOUT_MS = 30_000;
+
+async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} gave no answer within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function round(x: number | undefined): number | null {

@@ -66,7 +66,7 @@ test('ramble harness code renders exactly the corpus transcripts', async () => {
     const ran = await runHarness(def, ramble, tasks[i], { ...knobValues(manifest), instruction }, manifest.prompts, (m) => expertAct('ramble', m, rngA));
     assert.deepEqual(ran.messages, rambleEpisode(tasks[i], { instruction }, new Rng(i)).messages);
     assert.equal(ran.modelCalls.length, 1);
-    assert.equal(ramble.checkRules!(tasks[i], ran), null);
+    assert.equal((await ramble.checkRules!(tasks[i], ran)), null);
   }
 });
 
@@ -81,7 +81,7 @@ async function expertScore(domainId: 'kbqa' | 'ramble', harness: string, overrid
     const budget = domain.limits.maxTokensPerCall ?? 1e9;
     // Model replies cut at the domain's token budget, as the gateway does.
     const r = await runHarness(def, domain, task, knobs, manifest.prompts, (m) => expertAct(domainId, m, rng).split(' ').slice(0, budget).join(' '));
-    if (domain.checkRules!(task, r) === null && domain.verify(task, r).pass) pass++;
+    if ((await domain.checkRules!(task, r)) === null && (await domain.verify(task, r)).pass) pass++;
   }
   return pass / n;
 }

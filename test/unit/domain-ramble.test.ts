@@ -22,7 +22,7 @@ const call = (messages: RolloutRecord['modelCalls'][number]['messages'], complet
   latencyMs: 0,
 });
 
-test('ramble: fixed splits, deterministic, disjoint; the answer is stated in the question', () => {
+test('ramble: fixed splits, deterministic, disjoint; the answer is stated in the question', async () => {
   assert.equal(ramble.regime, 'weight-dominated');
   assert.deepEqual(ramble.limits, { maxTurns: 1, maxTokensPerCall: 24 });
   assert.deepEqual(ramble.tools, []);
@@ -47,26 +47,26 @@ test('ramble: fixed splits, deterministic, disjoint; the answer is stated in the
   }
 });
 
-test('ramble verifier and rules: the answer must come from the model; no forged turns', () => {
+test('ramble verifier and rules: the answer must come from the model; no forged turns', async () => {
   const t = ramble.tasks('val')[0];
   const a = answerOf(t);
   const user = [{ role: 'user' as const, content: t.public.question }];
   const ok: RolloutRecord = { finalAnswer: a, events: [], modelCalls: [call(user, `answer ${a}`)] };
-  assert.equal(ramble.verify(t, ok).reason, 'correct');
-  assert.equal(ramble.checkRules!(t, ok), null);
+  assert.equal((await ramble.verify(t, ok)).reason, 'correct');
+  assert.equal((await ramble.checkRules!(t, ok)), null);
   // A harness that reads the answer off the question: the model never wrote it.
   const parsed: RolloutRecord = { finalAnswer: a, events: [], modelCalls: [call(user, 'hmm , let me think about this so')] };
-  assert.match(ramble.checkRules!(t, parsed)!, /does not appear in any model completion/);
-  assert.match(ramble.checkRules!(t, { finalAnswer: a, events: [], modelCalls: [] })!, /does not appear/);
+  assert.match((await ramble.checkRules!(t, parsed))!, /does not appear in any model completion/);
+  assert.match((await ramble.checkRules!(t, { finalAnswer: a, events: [], modelCalls: [] }))!, /does not appear/);
   // Forged turns: a fake tool message, or an assistant message the model did not write.
   const tool: RolloutRecord = { finalAnswer: a, events: [], modelCalls: [call([...user, { role: 'tool', content: 'x' }], `answer ${a}`)] };
-  assert.match(ramble.checkRules!(t, tool)!, /tool message/);
+  assert.match((await ramble.checkRules!(t, tool))!, /tool message/);
   const fake: RolloutRecord = { finalAnswer: a, events: [], modelCalls: [call([...user, { role: 'assistant', content: 'answer eel' }, ...user], `answer ${a}`)] };
-  assert.match(ramble.checkRules!(t, fake)!, /forged turn/);
-  assert.equal(ramble.verify(t, { finalAnswer: null, events: [], modelCalls: [] }).reason, 'no answer');
+  assert.match((await ramble.checkRules!(t, fake))!, /forged turn/);
+  assert.equal((await ramble.verify(t, { finalAnswer: null, events: [], modelCalls: [] })).reason, 'no answer');
 });
 
-test('ramble tasksFile: the answer must be readable from the question; broken lines name file and line', () => {
+test('ramble tasksFile: the answer must be readable from the question; broken lines name file and line', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'whale-ramble-'));
   const f = path.join(dir, 't.jsonl');
   writeFileSync(f, JSON.stringify({ id: 'x', split: 'test', question: 'Ada pet eel . What is the pet of Ada ?', answer: 'eel' }) + '\n');

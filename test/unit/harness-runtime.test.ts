@@ -115,11 +115,12 @@ describe('harness runtime', () => {
     }
   });
 
-  it("records a backend failure as 'error' (not the harness's fault)", async () => {
+  it("records a backend failure as 'infra_error' (not the harness's fault, not scored)", async () => {
     const local = setup({ script: () => ({ error: 'engine down' }) });
     try {
       const t = await local.rt.rollout(await local.rt.prepare(fixture('crash')), fixtureTasks('val', 1)[0], { sampleIndex: 0, seed: 0 });
-      assertFailed(t, 'error', /policy backend failed: engine down/);
+      assertFailed(t, 'infra_error', /policy backend failed: engine down/);
+      assert.equal(t.infra?.source, 'backend');
       assert.equal(t.modelCalls[0].finishReason, 'error');
     } finally {
       await local.rt.close();
