@@ -18,7 +18,8 @@ export function normaliseQa(s: string): string {
 
 export function exactMatch(prediction: string, golden: readonly string[]): boolean {
   const p = normaliseQa(prediction);
-  return golden.some((g) => normaliseQa(g) === p);
+  // An answer that normalises to nothing ('', 'the', '.') matches nothing, even a golden 'a'.
+  return p !== '' && golden.some((g) => normaliseQa(g) === p);
 }
 
 /** Token-level F1 (SQuAD): the best over golden answers; 0 when either side normalises to nothing. */
