@@ -5,6 +5,7 @@ import { WhaleError } from '../core/errors.js';
 import { type DomainContext, parseOptions } from './common.js';
 import { KBQA_ID, createKbqaDomain } from './kbqa.js';
 import { RAMBLE_ID, createRambleDomain } from './ramble.js';
+import { SEARCHQA_ID, createSearchqaDomain } from './searchqa/index.js';
 import type { Domain } from './types.js';
 
 export type { Domain } from './types.js';
@@ -33,6 +34,13 @@ const REGISTRY: readonly Entry[] = [
     regime: 'weight-dominated',
     summary: 'copy a value stated in the question in one 24-token call; the base model rambles, only training fixes it.',
     create: (o, c) => createRambleDomain(parseOptions(RAMBLE_ID, o), c),
+  },
+  {
+    id: SEARCHQA_ID,
+    title: 'searchqa — open-domain QA with a search tool (Search-R1 data, 7 QA sets)',
+    regime: 'harness-dominated',
+    summary: "the paper's SearchQA: Search-R1 Parquet/FlashRAG JSONL questions, a retriever behind Search-R1's /retrieve API, normalised EM; ships a synthetic sample and an embedded BM25 retriever.",
+    create: (o, c) => createSearchqaDomain(o, c),
   },
 ];
 
