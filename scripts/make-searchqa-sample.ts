@@ -71,18 +71,44 @@ function rows(split: 'train' | 'test', sources: string[], perSource: number): Ro
   return out;
 }
 
+// An explicit schema so the nested columns are real Parquet lists and structs, as pyarrow writes
+// Search-R1's files (without it the writer stores them as JSON strings).
+const str = (name: string) => ({ name, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' });
+const list = (name: string, element: object[]) => [
+  { name, repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
+  { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+  ...element,
+];
+const SEARCH_R1_SCHEMA = [
+  { name: 'root', num_children: 8 },
+  str('id'),
+  str('question'),
+  ...list('golden_answers', [str('element')]),
+  str('data_source'),
+  ...list('prompt', [{ name: 'element', repetition_type: 'OPTIONAL', num_children: 2 }, str('content'), str('role')]),
+  str('ability'),
+  { name: 'reward_model', repetition_type: 'OPTIONAL', num_children: 2 },
+  { name: 'ground_truth', repetition_type: 'OPTIONAL', num_children: 1 },
+  ...list('target', [str('element')]),
+  str('style'),
+  { name: 'extra_info', repetition_type: 'OPTIONAL', num_children: 2 },
+  { name: 'index', type: 'INT64', repetition_type: 'OPTIONAL' },
+  str('split'),
+];
+
 function writeSearchR1(file: string, split: 'train' | 'test', rs: Row[]): void {
   parquetWriteFile({
     filename: file,
+    schema: SEARCH_R1_SCHEMA as never,
     columnData: [
-      { name: 'id', data: rs.map((r) => r.id), type: 'STRING' },
-      { name: 'question', data: rs.map((r) => r.question), type: 'STRING' },
+      { name: 'id', data: rs.map((r) => r.id) },
+      { name: 'question', data: rs.map((r) => r.question) },
       { name: 'golden_answers', data: rs.map((r) => r.golden_answers) },
-      { name: 'data_source', data: rs.map((r) => r.data_source), type: 'STRING' },
-      { name: 'prompt', data: rs.map((r) => [{ role: 'user', content: searchR1Prompt(r.question) }]) },
-      { name: 'ability', data: rs.map(() => 'fact-reasoning'), type: 'STRING' },
-      { name: 'reward_model', data: rs.map((r) => ({ style: 'rule', ground_truth: { target: r.golden_answers } })) },
-      { name: 'extra_info', data: rs.map((_, i) => ({ split, index: i })) },
+      { name: 'data_source', data: rs.map((r) => r.data_source) },
+      { name: 'prompt', data: rs.map((r) => [{ content: searchR1Prompt(r.question), role: 'user' }]) },
+      { name: 'ability', data: rs.map(() => 'fact-reasoning') },
+      { name: 'reward_model', data: rs.map((r) => ({ ground_truth: { target: r.golden_answers }, style: 'rule' })) },
+      { name: 'extra_info', data: rs.map((_, i) => ({ index: BigInt(i), split })) },
     ],
   });
 }

@@ -34,6 +34,15 @@ export function sourceFromPath(file: string): string {
 }
 
 function stringList(v: unknown): string[] | null {
+  if (typeof v === 'string' && v.trim().startsWith('[')) {
+    // A list column saved as a JSON string (some exporters do that): read the list.
+    try {
+      const parsed: unknown = JSON.parse(v);
+      if (Array.isArray(parsed)) return stringList(parsed);
+    } catch {
+      // a plain answer that starts with '['
+    }
+  }
   if (typeof v === 'string') return v.trim() === '' ? null : [v];
   if (!Array.isArray(v) || v.length === 0) return null;
   const out = v.map((x) => (typeof x === 'number' ? String(x) : x));
