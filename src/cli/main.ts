@@ -9,6 +9,8 @@ import { reportCommand } from './reportCommand.js';
 import { candidateCommand } from './candidateCommand.js';
 import { annotateCommand } from './annotateCommand.js';
 import { backendCommand } from './backendCommand.js';
+import { retrieverCommand } from './retrieverCommand.js';
+import { dataCommand } from './dataCommand.js';
 
 export interface CommandSpec {
   summary: string;
@@ -30,6 +32,8 @@ const COMMANDS: Record<string, CommandSpec> = {
   candidate: candidateCommand,
   annotate: annotateCommand,
   backend: backendCommand,
+  retriever: retrieverCommand,
+  data: dataCommand,
 };
 
 function help(): string {

@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
+import { createGunzip } from 'node:zlib';
 import { InputError } from '../../../core/errors.js';
 
 export interface Passage {
@@ -22,7 +23,7 @@ export interface RetrieverIndex {
   search(query: string, topk: number): { document: Passage; score: number }[];
 }
 
-/** Reads a wiki-18-layout JSONL corpus; a broken line is an InputError naming file, line and field. */
+/** Reads a wiki-18-layout JSONL corpus (gzipped when it ends in .gz); a broken line is an InputError naming file, line and field. */
 export async function readCorpus(file: string, baseDir?: string): Promise<Passage[]> {
   const abs = path.resolve(baseDir ?? process.cwd(), file);
   const out: Passage[] = [];
@@ -33,8 +34,10 @@ export async function readCorpus(file: string, baseDir?: string): Promise<Passag
     stream.once('error', (e: NodeJS.ErrnoException) => reject(new InputError({ file: abs }, `cannot read corpus (${e.code ?? e.message})`)));
   });
   await opened;
+  // wiki-18 is published gzipped (wiki-18.jsonl.gz).
+  const input = abs.endsWith('.gz') ? stream.pipe(createGunzip()) : stream;
   let line = 0;
-  for await (const text of createInterface({ input: stream, crlfDelay: Infinity })) {
+  for await (const text of createInterface({ input, crlfDelay: Infinity })) {
     line++;
     if (text.trim() === '') continue;
     let row: unknown;
