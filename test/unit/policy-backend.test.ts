@@ -106,6 +106,13 @@ test('the OpenAI-compatible server answers chat completions with token ids and l
   const tooLong = await post({ messages: user('a '.repeat(100)) });
   assert.equal(tooLong.status, 400);
   assert.equal(((await tooLong.json()) as { error: { code: string } }).error.code, 'context_length_exceeded');
+  // In process (what the engine's rollouts use) the same prompt keeps <bos> and its tail, with room to answer.
+  const full = backend.encodeChat(user('a '.repeat(100)));
+  const C = (await backend.capabilities()).maxContext;
+  assert.ok(full.length >= C);
+  const cut = await backend.chat({ messages: user('a '.repeat(100)), params: { temperature: 0, max_tokens: 5 } });
+  assert.deepEqual(cut.promptTokenIds, [full[0], ...full.slice(full.length - (C - 5 - 1))]);
+  assert.ok(cut.completionTokenIds.length >= 1 && cut.completionTokenIds.length <= 5);
   const n2 = await post({ messages: user('hi'), n: 2 });
   assert.equal(n2.status, 400);
 });

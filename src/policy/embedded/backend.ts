@@ -14,7 +14,7 @@ import { resourcesDir } from '../../core/resources.js';
 import { join } from 'node:path';
 import type { Capabilities, ChatMessage, ChatRequest, ChatResult, PolicyBackend, TrainExample, TrainHyper, TrainResult } from '../types.js';
 import type { TransformerModel } from './model.js';
-import { BatchSampler, type GenerateRequest, type GenerateResult, type SamplerOptions, type SamplerStats } from './sampler.js';
+import { BatchSampler, keepPromptTail, type GenerateRequest, type GenerateResult, type SamplerOptions, type SamplerStats } from './sampler.js';
 import { startEmbeddedServer, type EmbeddedServer } from './server.js';
 import { VersionStore, type VersionMeta } from './store.js';
 import { loadTf } from './tf.js';
@@ -155,6 +155,11 @@ export class EmbeddedBackend implements PolicyBackend {
     return { baseUrl: `${s.url}/v1`, model: v };
   }
 
+  /** The context length of a version (the HTTP server refuses longer prompts, as vLLM does). */
+  maxContext(version?: string): number {
+    return this.entry(this.resolveVersion(version)).model.config.contextLength;
+  }
+
   tokenizerFor(version?: string): WordTokenizer {
     return this.entry(this.resolveVersion(version)).tokenizer;
   }
@@ -170,7 +175,7 @@ export class EmbeddedBackend implements PolicyBackend {
     e.sampler ??= new BatchSampler(e.model, e.tokenizer, this.samplerOptions);
     const p = req.params ?? {};
     const r = await e.sampler.generate({
-      promptIds: e.tokenizer.encodeChat(req.messages, { addGenerationPrompt: true }),
+      promptIds: keepPromptTail(e.tokenizer.encodeChat(req.messages, { addGenerationPrompt: true }), e.model.config.contextLength, p.max_tokens),
       temperature: p.temperature,
       topP: p.top_p,
       maxTokens: p.max_tokens,

@@ -52,6 +52,20 @@ export interface GenerateResult {
   usage: { promptTokens: number; completionTokens: number };
 }
 
+/**
+ * A chat prompt that does not fit the context keeps its first token (<bos>) and its tail, leaving
+ * room for min(max_tokens, context/2) new tokens (context/4 without max_tokens) — as the trainer cuts
+ * long sequences, and as vLLM's truncate_prompt_tokens keeps the tail. Used for in-process chat: a
+ * harness whose prompts outgrow the tiny model's context loses the head of the prompt (instructions
+ * first), not the rollout. A prompt that fits is returned unchanged.
+ */
+export function keepPromptTail(ids: number[], contextLength: number, maxTokens?: number): number[] {
+  if (ids.length < contextLength) return ids;
+  const room = Math.max(1, Math.min(maxTokens ?? Math.floor(contextLength / 4), Math.floor(contextLength / 2)));
+  const keep = contextLength - room;
+  return [ids[0], ...ids.slice(ids.length - (keep - 1))];
+}
+
 export class ContextLengthError extends Error {
   readonly code = 'context_length_exceeded';
   constructor(promptTokens: number, contextLength: number) {

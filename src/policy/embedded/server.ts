@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import type { ChatRequest, ChatResult } from '../types.js';
+import { ContextLengthError } from './sampler.js';
 import type { WordTokenizer } from './tokenizer.js';
 import { TinkerHttpError, type EmbeddedTinkerService } from './tinkerService.js';
 
@@ -32,6 +33,8 @@ export interface ServableBackend {
   versions(): string[];
   hasVersion(version: string): boolean;
   tokenizerFor(version?: string): WordTokenizer;
+  /** Context length of a version: a longer prompt is refused with 400 context_length_exceeded (in-process chat keeps its tail instead). */
+  maxContext?(version?: string): number;
   /** vLLM's runtime LoRA routes (absent: the routes answer 404 as a vLLM without them would). */
   loadAdapter?(name: string, path: string): string;
   unloadAdapter?(name: string): void;
@@ -176,6 +179,11 @@ async function chatCompletions(backend: ServableBackend, req: IncomingMessage, r
     if (!res.writableFinished) abort.abort();
   });
   const stop = body.stop == null ? undefined : typeof body.stop === 'string' ? [body.stop] : body.stop;
+  if (backend.maxContext) {
+    const C = backend.maxContext(body.model);
+    const n = backend.tokenizerFor(body.model).encodeChat(body.messages.map((m) => ({ role: m.role, content: m.content })), { addGenerationPrompt: true }).length;
+    if (n >= C) throw new HttpError(400, new ContextLengthError(n, C).message, 'invalid_request_error', 'context_length_exceeded', 'messages');
+  }
   const result = await backend.chat({
     messages: body.messages.map((m) => ({ role: m.role, content: m.content, ...(m.name ? { name: m.name } : {}) })),
     version: body.model,
