@@ -9,6 +9,7 @@ import { toHtml, toMarkdown, type Block, type ReportDocument } from './document.
 
 // Reading runs lives in runs.ts so that the editor's dashboard can read them without the charts.
 import { loadRuns, type LoadedRuns } from './runs.js';
+import { runSourceTable, sourceTableBlock, type SourceTable } from './bySource.js';
 export { loadRuns, type LoadedRuns };
 
 // ---- formatting -------------------------------------------------------------------------------
@@ -56,7 +57,7 @@ export interface ChartRequest {
 }
 
 /** The report as blocks, plus the charts it refers to (`<name>.png` / `<name>.svg`). Pure. */
-export function buildReport(summaries: readonly RunSummary[], opts: { title?: string; storeDir?: string; now?: Date; skipped?: LoadedRuns['skipped'] } = {}): { doc: ReportDocument; charts: ChartRequest[]; table: MethodTable } {
+export function buildReport(summaries: readonly RunSummary[], opts: { title?: string; storeDir?: string; now?: Date; skipped?: LoadedRuns['skipped']; bySource?: ReadonlyMap<string, SourceTable> } = {}): { doc: ReportDocument; charts: ChartRequest[]; table: MethodTable } {
   const table = methodTable(summaries);
   const blocks: Block[] = [];
   const charts: ChartRequest[] = [];
@@ -159,6 +160,11 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
           },
         });
       }
+      const src = opts.bySource?.get(r.id);
+      if (src) {
+        blocks.push({ kind: 'paragraph', text: `By data source (${src.split === 'test' ? 'sealed test' : 'last validation'} evaluation \`${src.keyHash}\`${src.infra > 0 ? `; ${src.infra} infrastructure failure(s) left out` : ''}): pass rate and the domain's per-rollout diagnostics.` });
+        blocks.push({ kind: 'table', table: sourceTableBlock(src) });
+      }
       const spec = trainingChartSpec(r);
       if (spec) {
         const name = `training-${safeName(r.id)}`;
@@ -230,7 +236,12 @@ export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
   const storeDir = resolve(opts.storeDir);
   const { runs, skipped } = loadRuns(storeDir, opts.runIds);
   const summaries = runs.map(summarizeRun);
-  const { doc, charts, table } = buildReport(summaries, { title: opts.title, storeDir, now, skipped });
+  const bySource = new Map<string, SourceTable>();
+  for (const r of runs) {
+    const t = runSourceTable(storeDir, r);
+    if (t) bySource.set(r.id, t);
+  }
+  const { doc, charts, table } = buildReport(summaries, { title: opts.title, storeDir, now, skipped, bySource });
   const dir = opts.outDir ? resolve(opts.outDir) : reportDirFor(storeDir, now);
   mkdirSync(dir, { recursive: true });
   const images: string[] = [];

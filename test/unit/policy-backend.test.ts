@@ -112,7 +112,7 @@ test('the OpenAI-compatible server answers chat completions with token ids and l
   assert.ok(full.length >= C);
   const cut = await backend.chat({ messages: user('a '.repeat(100)), params: { temperature: 0, max_tokens: 5 } });
   assert.deepEqual(cut.promptTokenIds, [full[0], ...full.slice(full.length - (C - 5 - 1))]);
-  assert.ok(cut.completionTokenIds.length >= 1 && cut.completionTokenIds.length <= 5);
+  assert.ok(cut.completionTokenIds!.length >= 1 && cut.completionTokenIds!.length <= 5);
   const n2 = await post({ messages: user('hi'), n: 2 });
   assert.equal(n2.status, 400);
 });
