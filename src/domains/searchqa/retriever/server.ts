@@ -59,10 +59,20 @@ export async function readCorpus(file: string, baseDir?: string): Promise<Passag
   return out;
 }
 
-/** A BM25 index over the passages (MiniSearch: BM25+, terms lower-cased, split on spaces and punctuation). */
+/**
+ * Lucene's English stop set (what Pyserini's BM25, Search-R1's sparse retriever, drops too): without
+ * it every question word ("the", "of", "is") matches every passage and a query scores the whole corpus.
+ */
+const STOP_WORDS = new Set(['a', 'an', 'and', 'are', 'as', 'at', 'be', 'but', 'by', 'for', 'if', 'in', 'into', 'is', 'it', 'no', 'not', 'of', 'on', 'or', 'such', 'that', 'the', 'their', 'then', 'there', 'these', 'they', 'this', 'to', 'was', 'will', 'with']);
+
+/** A BM25 index over the passages (MiniSearch: BM25+, terms lower-cased, split on spaces and punctuation, stop words dropped). */
 export async function buildIndex(passages: Passage[]): Promise<RetrieverIndex> {
   const { default: MiniSearch } = await import('minisearch');
-  const ms = new MiniSearch<{ i: number; contents: string }>({ idField: 'i', fields: ['contents'], storeFields: [] });
+  const processTerm = (term: string): string | null => {
+    const t = term.toLowerCase();
+    return STOP_WORDS.has(t) ? null : t;
+  };
+  const ms = new MiniSearch<{ i: number; contents: string }>({ idField: 'i', fields: ['contents'], storeFields: [], processTerm });
   ms.addAll(passages.map((p, i) => ({ i, contents: p.contents })));
   return {
     size: passages.length,
