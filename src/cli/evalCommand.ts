@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { ResultStore } from '../archive/resultStore.js';
 import { InputError } from '../core/errors.js';
-import { getDomain, loadDomain } from '../domains/index.js';
+import { domainH0Dir, loadDomain } from '../domains/index.js';
 import { SPLITS, type Split } from '../domains/types.js';
 import { evaluate } from '../engine/evaluate.js';
 import { HarnessRuntime } from '../harness/runtime.js';
@@ -28,7 +28,7 @@ export const evalCommand: CommandSpec = {
     json: { type: 'boolean' },
   },
   async run(values) {
-    const project = resolveProject(values, { harness: (d) => getDomain(d).h0Dir });
+    const project = resolveProject(values, { harness: domainH0Dir });
     const { config } = project;
     const domain = await loadDomain(config.domain.id, config.domain.options, { baseDir: project.root });
     const harnessDir = typeof values.harness === 'string' ? resolve(values.harness) : config.harness;

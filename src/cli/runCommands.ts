@@ -1,7 +1,7 @@
 import { RunStore } from '../archive/runStore.js';
 import { METHODS, type Method } from '../core/config.js';
 import { InputError, WhaleError } from '../core/errors.js';
-import { getDomain } from '../domains/index.js';
+import { domainH0Dir } from '../domains/index.js';
 import { Engine, type EngineProject, type StepOutcome } from '../engine/engine.js';
 import { foldRun } from '../engine/runState.js';
 import { Journal } from '../engine/journal.js';
@@ -12,7 +12,7 @@ import { intFlag, resolveProject } from './project.js';
 type Values = Record<string, string | boolean | undefined>;
 
 function engineProject(values: Values): EngineProject {
-  const p = resolveProject(values, { harness: (d) => getDomain(d).h0Dir });
+  const p = resolveProject(values, { harness: domainH0Dir });
   const config = { ...p.config };
   if (typeof values.method === 'string') {
     if (!(METHODS as readonly string[]).includes(values.method)) throw new InputError({ file: '(command line)', field: '--method' }, `must be one of ${METHODS.join(', ')}`);

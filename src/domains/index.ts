@@ -2,7 +2,7 @@
  * The registry of built-in domains. `getDomain('kbqa', { tasksFile: 'my.jsonl' }, { baseDir })`.
  */
 import { WhaleError } from '../core/errors.js';
-import { type DomainContext, parseOptions } from './common.js';
+import { type DomainContext, harnessDir, parseOptions } from './common.js';
 import { KBQA_ID, createKbqaDomain } from './kbqa.js';
 import { RAMBLE_ID, createRambleDomain } from './ramble.js';
 import { SEARCHQA_ID, createSearchqaDomain } from './searchqa/index.js';
@@ -16,6 +16,8 @@ interface Entry {
   title: string;
   regime: Domain['regime'];
   summary: string;
+  /** The h0 folder under resources/harnesses, for domains whose create() is async (so h0 is known without building them). */
+  h0?: string;
   /** Builds the domain; may be async (task files, Parquet, a module's setup). */
   create(options: unknown, ctx: DomainContext): Domain | Promise<Domain>;
 }
@@ -40,6 +42,7 @@ const REGISTRY: readonly Entry[] = [
     title: 'searchqa — open-domain QA with a search tool (Search-R1 data, 7 QA sets)',
     regime: 'harness-dominated',
     summary: "the paper's SearchQA: Search-R1 Parquet/FlashRAG JSONL questions, a retriever behind Search-R1's /retrieve API, normalised EM; ships a synthetic sample and an embedded BM25 retriever.",
+    h0: 'searchqa-h0',
     create: (o, c) => createSearchqaDomain(o, c),
   },
 ];
@@ -66,6 +69,13 @@ export function getDomain(id: string, options: unknown = {}, ctx: DomainContext 
   const d = entry.create(options, ctx);
   if (d instanceof Promise) throw new WhaleError(`domain '${id}' loads asynchronously: use loadDomain`);
   return d;
+}
+
+/** The h0 folder of a built-in domain, without building it (building may load files or start services). */
+export function domainH0Dir(id: string): string {
+  const entry = REGISTRY.find((e) => e.id === id);
+  if (!entry) throw new UnknownDomainError(id);
+  return entry.h0 ? harnessDir(entry.h0) : getDomain(id).h0Dir;
 }
 
 /** Any domain, sync or async to build: what the engine and the CLI use. */

@@ -12,7 +12,7 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { InputError, InfraError } from '../../src/core/errors.js';
-import { listDomains, loadDomain } from '../../src/domains/index.js';
+import { domainH0Dir, getDomain, listDomains, loadDomain } from '../../src/domains/index.js';
 import { QA_SOURCES, searchqaPrivate, sourceFromPath } from '../../src/domains/searchqa/data.js';
 import { closeEmbeddedRetrievers, sampleDir } from '../../src/domains/searchqa/index.js';
 import { buildIndex, readCorpus, serveRetriever, startRetriever } from '../../src/domains/searchqa/retriever/server.js';
@@ -56,6 +56,10 @@ test('registry lists searchqa; the shipped sample loads into four splits with ev
   const reseeded = await loadDomain('searchqa', { seed: 'other' });
   assert.notDeepEqual(reseeded.tasks('val').map((t) => t.id), d.tasks('val').map((t) => t.id));
   assert.equal((await loadDomain('searchqa', { sizes: { test: 10 } })).tasks('test').length, 10);
+  // The h0 folder is known without building the domain (the CLI's flag-only eval/run need it).
+  assert.equal(domainH0Dir('searchqa'), d.h0Dir);
+  assert.equal(domainH0Dir('kbqa'), getDomain('kbqa').h0Dir);
+  assert.throws(() => getDomain('searchqa'), /loads asynchronously: use loadDomain/);
 });
 
 test('FlashRAG JSONL: the source comes from the folder; files split four ways by a seeded hash', async () => {
