@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { InputError, InfraError } from '../../src/core/errors.js';
@@ -195,6 +197,16 @@ test('search tool: topk clamped to 10, passages cut to max_doc_tokens, bad argum
   const down = makeSearchTool({ url: running.url, timeoutMs: 2000 });
   await assert.rejects(Promise.resolve(down.call({ query_list: ['alpha'] }, task(['x']))), (e: unknown) => e instanceof InfraError && e.source === 'tool' && /unreachable/.test(e.message));
   assert.equal(truncateTokens('"T"\na  b c', 2), '"T"\na');
+  // A retriever that accepts the connection and never answers.
+  const hang = createServer(() => undefined);
+  await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
+  try {
+    const slow = makeSearchTool({ url: `http://127.0.0.1:${(hang.address() as AddressInfo).port}/retrieve`, timeoutMs: 300 });
+    await assert.rejects(Promise.resolve(slow.call({ query_list: ['alpha'] }, task(['x']))), (e: unknown) => e instanceof InfraError && /did not answer within 300 ms/.test(e.message));
+  } finally {
+    hang.closeAllConnections();
+    await new Promise<void>((r) => hang.close(() => r()));
+  }
 });
 
 test('verifier: normalised EM against any gold answer, F1 in the reason, <answer> tags taken off', async () => {
@@ -210,7 +222,7 @@ test('verifier: normalised EM against any gold answer, F1 in the reason, <answer
 });
 
 test('LLM judge through an OpenAI-compatible server: yes/no decide, the key comes from the named env var, failures are InfraErrors', async () => {
-  const said: string[] = ['yes', 'No.', 'maybe'];
+  const said: string[] = ['<think>\nThe Bard is Shakespeare, so no doubt.\n</think>\n\nyes', 'No.', 'maybe'];
   const fake = await new FakeLlmServer((req) => (req.index >= 3 ? openaiError(500, 'server_error', 'boom') : { text: said[req.index] })).start();
   process.env.WHALE_TEST_JUDGE_KEY = 'sk-judge-123';
   try {

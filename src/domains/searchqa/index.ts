@@ -100,7 +100,7 @@ The domain's tool (ctx.tool('search', {query_list, topk, max_doc_tokens})) retur
 {"results": [{"query", "passages": [{"id", "contents": "\\"Title\\"\\ntext", "score"}]}]}, topk at most 10.
 h0 (the paper's contract): system prompt "Answer factual questions using search when needed.", a user template that
 asks for the answer inside <answer>…</answer>, the model calls search(query_list, topk, max_doc_tokens) and is shown
-exactly the top-1 passage cut to 200 tokens whatever topk says, MAX_TURNS = 2.
+exactly the top-1 passage (of each query) cut to 200 whitespace tokens whatever topk says, MAX_TURNS = 2 model calls.
 What may change: the system and user prompts, how the tool is described to the model and how its results are formatted
 (how many passages, how long, titles, numbering, deduplication), query rewriting, the number of turns (the domain clamps
 every rollout to ${SEARCHQA_MAX_TURNS} model calls), answer parsing and format feedback.

@@ -52,6 +52,7 @@ export async function retrieve(url: string, queries: string[], topk: number, tim
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (e) {
+    if ((e as Error).name === 'TimeoutError') throw new InfraError('tool', `retriever at ${url} did not answer within ${timeoutMs} ms`);
     const cause = (e as { cause?: { code?: string } }).cause?.code;
     throw new InfraError('tool', `retriever at ${url} unreachable: ${cause ?? (e as Error).message}`);
   }

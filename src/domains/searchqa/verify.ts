@@ -49,12 +49,16 @@ export async function askJudge(o: JudgeOptions, question: string, gold: string[]
   const client = new OpenAI({ apiKey, baseURL: o.url, maxRetries: 1, timeout: o.timeoutMs });
   let said: string;
   try {
-    const res = await client.chat.completions.create({ model: o.model, messages: [{ role: 'user', content: judgePrompt(question, gold, answer) }], temperature: 0, max_tokens: 4 });
+    // Room for a reasoning model's <think> block before its one word.
+    const res = await client.chat.completions.create({ model: o.model, messages: [{ role: 'user', content: judgePrompt(question, gold, answer) }], temperature: 0, max_tokens: 512 });
     said = (res.choices[0]?.message?.content ?? '').trim();
   } catch (e) {
     throw new InfraError('verifier', `LLM judge at ${o.url} failed: ${(e as Error).message}`);
   }
-  const word = said.toLowerCase().replace(/[^a-z]/g, ' ').trim().split(/\s+/)[0] ?? '';
+  const final = said.replace(/<think>[\s\S]*?(<\/think>|$)/gi, ' ').toLowerCase();
+  const words = final.replace(/[^a-z]/g, ' ').trim().split(/\s+/);
+  // The first word, else the last yes/no of a reply that explains itself ("The answer is: no").
+  const word = words[0] === 'yes' || words[0] === 'no' ? words[0] : [...words].reverse().find((w) => w === 'yes' || w === 'no');
   if (word !== 'yes' && word !== 'no') throw new InfraError('verifier', `LLM judge at ${o.url} answered neither yes nor no: ${JSON.stringify(said.slice(0, 80))}`);
   return { yes: word === 'yes', said };
 }
