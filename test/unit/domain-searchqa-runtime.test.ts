@@ -183,3 +183,33 @@ test('searchqa: the retriever down, or answering 500 or garbage, makes the rollo
     await new Promise<void>((r) => failing.close(() => r()));
   }
 });
+
+test('searchqa is harness-dominated on the sample: a reader policy solves 2-hop questions only when a candidate gives it 3 turns and 3 passages', async () => {
+  const domain = await loadDomain('searchqa');
+  const twoHop = [...domain.tasks('val'), ...domain.tasks('test')].filter((t) => / of the (friend|boss) of /.test(t.public.question)).slice(0, 24);
+  // A policy that only reads: it searches the question, then the person its passages name, then copies a value it was shown.
+  const reader: Script = (messages) => {
+    const q = /What is the (\w+) of the (\w+) of (\w+) \?/.exec(messages.find((m) => m.role === 'user')!.content)!;
+    const [, attr, rel, name] = q;
+    const seen = messages.filter((m) => m.role === 'tool').map((m) => m.content).join('\n');
+    const middle = new RegExp(`the ${rel} of ${name} is (\\w+)`).exec(seen)?.[1];
+    const value = middle ? new RegExp(`the ${attr} of ${middle} is (\\w+)`).exec(seen)?.[1] : undefined;
+    if (value) return `<answer> ${value} </answer>`;
+    if (middle) return searchCall(`the ${attr} of ${middle}`);
+    return searchCall(`the ${rel} of ${name}`);
+  };
+  const dir = mkdtempSync(path.join(tmpdir(), 'whale-sq-better-'));
+  cpSync(H0, dir, { recursive: true });
+  const manifest = JSON.parse(readFileSync(path.join(dir, 'harness.json'), 'utf8')) as { settings: Record<string, unknown> };
+  Object.assign(manifest.settings, { maxTurns: 3, passagesShown: 3 });
+  writeFileSync(path.join(dir, 'harness.json'), JSON.stringify(manifest));
+  const passRate = (ts: Trajectory[]) => ts.filter((t) => t.verdict.pass).length / ts.length;
+  const h0 = await roll(domain, reader, twoHop);
+  const better = await roll(domain, reader, twoHop, { harness: dir });
+  assert.equal(passRate(h0.trajs), 0, 'two turns leave no turn to answer after two searches');
+  assert.ok(passRate(better.trajs) >= 0.75, `3 turns, 3 passages: ${passRate(better.trajs)}`);
+  assert.ok(better.trajs.every((t) => t.termination !== 'infra_error'));
+  const hits = (ts: Trajectory[]) => ts.filter((t) => t.diagnostics!.retrieval_hit).length / ts.length;
+  assert.ok(hits(better.trajs) > hits(h0.trajs), `retrieval hit ${hits(h0.trajs)} → ${hits(better.trajs)}`);
+  console.log(`2-hop pass ${passRate(h0.trajs)} → ${passRate(better.trajs)}, retrieval hit ${hits(h0.trajs).toFixed(2)} → ${hits(better.trajs).toFixed(2)} (n=${twoHop.length})`);
+});
