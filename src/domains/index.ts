@@ -4,6 +4,7 @@
 import { WhaleError } from '../core/errors.js';
 import { type DomainContext, parseOptions } from './common.js';
 import { KBQA_ID, createKbqaDomain } from './kbqa.js';
+import { MATH_ID, MATH_TITLE, createMathDomain } from './math/index.js';
 import { RAMBLE_ID, createRambleDomain } from './ramble.js';
 import type { Domain } from './types.js';
 
@@ -33,6 +34,13 @@ const REGISTRY: readonly Entry[] = [
     regime: 'weight-dominated',
     summary: 'copy a value stated in the question in one 24-token call; the base model rambles, only training fixes it.',
     create: (o, c) => createRambleDomain(parseOptions(RAMBLE_ID, o), c),
+  },
+  {
+    id: MATH_ID,
+    title: MATH_TITLE,
+    regime: 'weight-dominated',
+    summary: 'the paper\'s Math: DAPO-Math-17k / AIME files, \\boxed{} answers checked by CAS, a code_interpreter tool on a SandboxFusion-compatible service, an assistant token budget.',
+    create: (o, c) => createMathDomain(o, c),
   },
 ];
 
