@@ -1,0 +1,165 @@
+/**
+ * The Math domain end to end: the shipped math-h0 harness in the real runtime (sandboxed process,
+ * gateway, token budget), the real code sandbox service over HTTP, scripted policies that answer
+ * right (by running Python through the tool), wrong, malformed, over the budget; and a service that
+ * is down (an infrastructure failure, not a verdict).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { SandboxLimitsSchema, SamplingSchema } from '../../src/core/config.js';
+import type { Trajectory } from '../../src/core/trajectory.js';
+import { loadDomain } from '../../src/domains/index.js';
+import { startCodeSandbox, type CodeSandboxServer } from '../../src/domains/math/sandboxService.js';
+import type { Domain, Task } from '../../src/domains/types.js';
+import { HarnessRuntime } from '../../src/harness/runtime.js';
+import { ScriptedBackend, type Script } from '../../src/harness/testing/scriptedBackend.js';
+import type { ChatMessage } from '../../src/policy/types.js';
+import { REPO } from './domain-helpers.js';
+
+const H0 = path.join(REPO, 'resources', 'harnesses', 'math-h0');
+const BUDGET = 60;
+const POWMOD = /remainder when \$(\d+)\^\{(\d+)\}\$ is divided by \$(\d+)\$/;
+
+function question(messages: ChatMessage[]): string {
+  return messages.find((m) => m.role === 'user')?.content ?? '';
+}
+function gold(t: Task): string {
+  return (t.private as { answer: string }).answer;
+}
+
+async function run(domain: Domain, script: Script, tasks: Task[]): Promise<{ trajs: Trajectory[]; backend: ScriptedBackend }> {
+  const backend = new ScriptedBackend(script);
+  const rt = new HarnessRuntime({ domain, backend, limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({}), concurrency: 3, cacheDir: mkdtempSync(path.join(tmpdir(), 'whale-math-rt-')) });
+  try {
+    const prepared = await rt.prepare(H0);
+    const trajs = await rt.rolloutMany(prepared, tasks.map((task, i) => ({ task, sampleIndex: 0, seed: i })));
+    return { trajs, backend };
+  } finally {
+    await rt.close();
+  }
+}
+
+describe('math end to end: math-h0 in the real runtime, code on the real sandbox service', () => {
+  let sb: CodeSandboxServer;
+  let domain: Domain;
+  let powmod: Task[];
+  before(async () => {
+    sb = await startCodeSandbox({ filesystem: process.env.WHALE_REQUIRE_BWRAP === '1' ? 'confined' : 'auto' });
+    domain = await loadDomain('math', { sandboxUrl: sb.url, maxAssistantTokens: BUDGET, runTimeout: 5 });
+    powmod = domain.tasks('val').filter((t) => POWMOD.test(t.public.question)).slice(0, 4);
+    assert.equal(powmod.length, 4);
+  });
+  after(async () => {
+    await sb.close();
+  });
+
+  it('right: the model writes Python, the sandbox runs it, the model boxes the printed result → pass; tool diagnostics', async () => {
+    const script: Script = (messages) => {
+      const tool = messages.find((m) => m.role === 'tool');
+      if (tool) return `The code printed ${tool.content.trim()} . So the answer is \\boxed{${tool.content.trim()}}`;
+      const [, a, k, m] = POWMOD.exec(question(messages)) ?? [];
+      return `I will compute it . <tool_call>{"name": "code_interpreter", "arguments": {"code": "pow(${a}, ${k}, ${m})"}}</tool_call>`;
+    };
+    const { trajs, backend } = await run(domain, script, powmod);
+    for (const [i, t] of trajs.entries()) {
+      assert.equal(t.termination, 'answered', t.terminationDetail);
+      assert.equal(t.verdict.pass, true, t.verdict.reason);
+      assert.equal(t.finalAnswer, gold(powmod[i]));
+      assert.equal(t.diagnostics?.usedTool, true);
+      assert.equal(t.diagnostics?.toolCalls, 1);
+      assert.equal(t.diagnostics?.truncated, false);
+      assert.equal(t.diagnostics?.boxed, true);
+      assert.equal(t.diagnostics?.extracted, gold(powmod[i]));
+      const toolEvent = t.events.find((e) => e.type === 'tool');
+      assert.match(String((toolEvent?.args as { code: string }).code), /^print\(pow\(/, 'h0 printed the last expression (ReTool clean-up)');
+    }
+    // The paper's prompt: no system prompt of its own (only the tool block), question + the box format.
+    const first = backend.requests[0].messages;
+    assert.equal(first[0].role, 'system');
+    assert.match(first[0].content, /^# Tools\n/);
+    assert.match(first[1].content, /\nThe answer format must be: \\boxed\{'The final answer goes here\.'\}$/);
+    assert.equal(first.length, 2);
+    assert.ok(backend.requests.every((r) => (r.params.max_tokens ?? Infinity) <= BUDGET), 'max_tokens clamped to the assistant budget');
+  });
+
+  it('wrong, no tool: h0 nudges once (MAX_TURNS = 2), the wrong box fails; a tool error is shown to the model', async () => {
+    const script: Script = (messages, _req, _i) => {
+      const nudged = messages.some((m) => m.role === 'user' && /did not call the code_interpreter tool/.test(m.content));
+      if (nudged) return 'Still \\boxed{1000}';
+      return 'It is \\boxed{999}';
+    };
+    const { trajs, backend } = await run(domain, script, powmod.slice(0, 2));
+    for (const t of trajs) {
+      assert.equal(t.termination, 'answered');
+      assert.equal(t.verdict.pass, false);
+      assert.match(t.verdict.reason, /^expected \d+, got 1000$/);
+      assert.equal(t.modelCalls.length, 2);
+      assert.equal(t.diagnostics?.usedTool, false);
+      assert.equal(t.diagnostics?.toolCalls, 0);
+    }
+    assert.equal(backend.requests.length, 4);
+
+    const crash: Script = (messages) => {
+      const tool = messages.find((m) => m.role === 'tool');
+      if (tool) return tool.content.includes('ZeroDivisionError') && tool.content.includes('(exit code 1)') ? 'saw the error \\boxed{0}' : 'no error seen';
+      return '<tool_call>{"name": "code_interpreter", "arguments": {"code": "1/0"}}</tool_call>';
+    };
+    const c = await run(domain, crash, powmod.slice(0, 1));
+    assert.equal(c.trajs[0].finalAnswer, '0', JSON.stringify(c.trajs[0].events));
+    assert.equal(c.trajs[0].diagnostics?.toolCalls, 1);
+  });
+
+  it('malformed: no \\boxed{} anywhere → no answer, format diagnostic false', async () => {
+    const { trajs } = await run(domain, () => 'The answer is 121 .', powmod.slice(0, 2));
+    for (const t of trajs) {
+      assert.equal(t.termination, 'no_answer');
+      assert.equal(t.verdict.pass, false);
+      assert.equal(t.diagnostics?.boxed, false);
+      assert.equal(t.diagnostics?.extracted, null);
+    }
+  });
+
+  it('over the token budget: the gateway cuts the completion at the budget; truncated, no answer', async () => {
+    const ramble = `${'let me think about this carefully '.repeat(30)} \\boxed{121}`;
+    const { trajs, backend } = await run(domain, () => ramble, powmod.slice(0, 2));
+    for (const t of trajs) {
+      assert.equal(t.diagnostics?.truncated, true);
+      assert.equal(t.modelCalls[0].finishReason, 'length');
+      assert.equal(t.modelCalls[0].usage.completionTokens, BUDGET);
+      assert.equal(t.diagnostics?.assistantTokens, BUDGET);
+      assert.equal(t.verdict.pass, false);
+      assert.equal(t.diagnostics?.boxed, false, 'the box was past the budget');
+    }
+    assert.equal(backend.requests[0].params.max_tokens, BUDGET);
+
+    // The budget spans the rollout: a 50-token first turn leaves 10 for the second.
+    const two: Script = (_m, _r, i) => (i % 2 === 0 ? 'word '.repeat(50).trim() : `${'more '.repeat(20)}\\boxed{1}`);
+    const r2 = await run(domain, two, powmod.slice(0, 1));
+    const t = r2.trajs[0];
+    assert.equal(t.modelCalls.length, 2);
+    assert.equal(t.modelCalls[1].params.max_tokens, BUDGET - 50);
+    assert.equal(t.modelCalls[1].finishReason, 'length');
+    assert.equal(t.diagnostics?.truncated, true);
+    assert.equal(t.diagnostics?.assistantTokens, BUDGET);
+  });
+
+  it('the sandbox service down: infra_error (source tool), not a verdict', async () => {
+    const s = createServer();
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+    const port = (s.address() as { port: number }).port;
+    await new Promise<void>((r) => s.close(() => r()));
+    const down = await loadDomain('math', { sandboxUrl: `http://127.0.0.1:${port}`, maxAssistantTokens: BUDGET });
+    const script: Script = (messages) => (messages.some((m) => m.role === 'tool') ? '\\boxed{1}' : '<tool_call>{"name": "code_interpreter", "arguments": {"code": "print(1)"}}</tool_call>');
+    const { trajs } = await run(down, script, down.tasks('val').slice(0, 1));
+    const t = trajs[0];
+    assert.equal(t.termination, 'infra_error', t.terminationDetail);
+    assert.equal(t.infra?.source, 'tool');
+    assert.match(t.infra?.message ?? '', /code_interpreter.*unreachable/);
+    assert.equal(t.verdict.pass, false);
+    assert.match(t.verdict.reason, /^infrastructure failure \(not scored\)/);
+  });
+});
