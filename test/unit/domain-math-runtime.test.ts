@@ -163,3 +163,29 @@ describe('math end to end: math-h0 in the real runtime, code on the real sandbox
     assert.match(t.verdict.reason, /^infrastructure failure \(not scored\)/);
   });
 });
+
+describe('math on the embedded backend (context 256 tokens, shorter than the h0 prompt)', () => {
+  it('a prompt longer than the context is the harness\'s 400, not an infrastructure failure: scored 0, recorded', async () => {
+    const { createBackend } = await import('../../src/policy/index.js');
+    const store = mkdtempSync(path.join(tmpdir(), 'whale-math-emb-'));
+    const backend = await createBackend({ kind: 'embedded', model: 'base', maxBatch: 8 }, { storeDir: store });
+    const domain = await loadDomain('math', { sizes: { val: 2 }, maxAssistantTokens: 32 });
+    const rt = new HarnessRuntime({ domain, backend, limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({}), concurrency: 2, cacheDir: mkdtempSync(path.join(tmpdir(), 'whale-math-emb-rt-')) });
+    try {
+      const prepared = await rt.prepare(H0);
+      const trajs = await rt.rolloutMany(prepared, domain.tasks('val').map((task, i) => ({ task, sampleIndex: 0, seed: i })));
+      for (const t of trajs) {
+        assert.notEqual(t.termination, 'infra_error', t.terminationDetail);
+        assert.equal(t.infra, undefined);
+        assert.equal(t.termination, 'crash', 'h0 (the paper\'s) does not catch the refusal');
+        assert.match(t.terminationDetail ?? '', /the prompt does not fit the model's context: prompt is \d+ tokens but the model's context is 256/);
+        assert.equal(t.verdict.pass, false);
+        assert.ok(t.events.some((e) => e.type === 'error' && e.name === 'context_length'));
+        assert.equal(t.modelCalls[0].finishReason, 'error');
+      }
+    } finally {
+      await rt.close();
+      await backend.close();
+    }
+  });
+});

@@ -94,7 +94,6 @@ export default defineHarness({
     const parse = String(k.parse ?? 'tool_call');
     const autoPrint = k.autoPrint !== false;
     const observationChars = Number(k.observationChars ?? 2000);
-    const temperature = Number(k.temperature ?? 1);
 
     const messages: HarnessMessage[] = [];
     const system = [ctx.prompts.system ?? '', toolBlock(ctx.tools, toolPrompt)].filter((s) => s.trim() !== '').join('\n\n');
@@ -103,7 +102,8 @@ export default defineHarness({
 
     const completions: string[] = [];
     for (let turn = 0; turn < maxTurns; turn++) {
-      const reply = await ctx.chat(messages, { temperature });
+      // Sampling (temperature, top_p) is the run's, not the harness's (REFERENCE §2).
+      const reply = await ctx.chat(messages);
       completions.push(reply.text);
       messages.push({ role: 'assistant', content: reply.text });
       if (reply.finishReason === 'length') {

@@ -113,12 +113,12 @@ The h0 harness (the paper's): no system prompt of its own, the tool offered as a
 MAX_TURNS = 2, a nudge when the model calls no tool, the answer = the last \\boxed{} over the model's completions.
 What may change: every prompt (prompts.system / user / nudge and their promptVariants), how the tool is offered and parsed,
 how code is cleaned before running (knob autoPrint) and how output is shown (observationChars), the number of turns (knob
-maxTurns; the gateway allows at most ${MATH_MAX_TURNS} model calls), nudging, temperature, how the final answer is chosen.
+maxTurns; the gateway allows at most ${MATH_MAX_TURNS} model calls), nudging, how the final answer is chosen.
 Knobs of h0 (harness.json): maxTurns 1-8, toolPrompt hermes|brief|none, nudge, parse tool_call|lenient (also \`\`\`python blocks),
-autoPrint, observationChars 500|2000|8000, temperature 0|0.3|0.6|1.
+autoPrint, observationChars 500|2000|8000.
 What may NOT change: the assistant token budget (${o.maxAssistantTokens} completion tokens over the whole rollout, enforced by the
-gateway: a completion that reaches it is cut off and further calls are refused), the verifier, the sampling of the policy beyond
-temperature. The final answer must be text the model wrote (its words appear in a completion): a harness may not compute the answer
+gateway: a completion that reaches it is cut off and further calls are refused), the verifier, sampling (temperature and top_p
+are the run's). A prompt longer than the model's context is refused (HTTP 400 to the harness). The final answer must be text the model wrote (its words appear in a completion): a harness may not compute the answer
 itself (e.g. return the code's output), and no message may contain chat-template markers ("<|").
 In the paper this domain is weight-dominated: the base model runs past its token budget on most answers, which no prompt fixes.`;
 }
