@@ -104,10 +104,10 @@ const GENERAL_KINDS: Record<string, (r: Rng) => Problem> = {
   ...INTEGER_KINDS,
 };
 
-function problems(seed: string, n: number, kinds: Record<string, (r: Rng) => Problem>): Problem[] {
+/** `seen` is shared by all files, so no problem is in two splits. */
+function problems(seed: string, n: number, kinds: Record<string, (r: Rng) => Problem>, seen: Set<string>): Problem[] {
   const names = Object.keys(kinds);
   const out: Problem[] = [];
-  const seen = new Set<string>();
   for (let i = 0; out.length < n; i++) {
     const r = new Rng(hashSeed(`whale:math-sample:${seed}:${i}`));
     const p = kinds[names[out.length % names.length]](r);
@@ -131,7 +131,8 @@ function uuidish(seed: string, i: number): string {
 
 export function writeMathSample(outDir: string): { files: string[]; counts: Record<string, number> } {
   mkdirSync(outDir, { recursive: true });
-  const dapo = problems('dapo', 320, GENERAL_KINDS);
+  const seen = new Set<string>();
+  const dapo = problems('dapo', 320, GENERAL_KINDS, seen);
   const dapoFile = path.join(outDir, 'dapo-math-sample.parquet');
   parquetWriteFile({
     filename: dapoFile,
@@ -143,17 +144,15 @@ export function writeMathSample(outDir: string): { files: string[]; counts: Reco
       { name: 'extra_info', data: dapo.map((_p, i) => ({ index: uuidish('dapo', i) })) },
     ],
   });
-  const a24 = problems('aime2024', 60, INTEGER_KINDS);
+  const a24 = problems('aime2024', 60, INTEGER_KINDS, seen);
   const a24File = path.join(outDir, 'aime-2024-sample.jsonl');
   writeFileSync(a24File, a24.map((p, i) => JSON.stringify({ ID: `2024-S-${i + 1}`, Problem: p.problem, Solution: '', Answer: Number(p.answer) })).join('\n') + '\n');
-  const a25 = problems('aime2025', 60, INTEGER_KINDS);
+  const a25 = problems('aime2025', 60, INTEGER_KINDS, seen);
   const a25File = path.join(outDir, 'aime-2025-sample.jsonl');
   // opencompass/AIME2025 has no id column; answers are strings there.
   writeFileSync(a25File, a25.map((p) => JSON.stringify({ question: p.problem, answer: p.answer })).join('\n') + '\n');
   return { files: [dapoFile, a24File, a25File], counts: { dapo: dapo.length, aime2024: a24.length, aime2025: a25.length } };
 }
-
-export const SAMPLE_PROBLEMS = { dapo: () => problems('dapo', 320, GENERAL_KINDS), aime2024: () => problems('aime2024', 60, INTEGER_KINDS), aime2025: () => problems('aime2025', 60, INTEGER_KINDS) };
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const out = process.argv[2] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'resources', 'data', 'math');

@@ -10,6 +10,7 @@ import { candidateCommand } from './candidateCommand.js';
 import { annotateCommand } from './annotateCommand.js';
 import { backendCommand } from './backendCommand.js';
 import { sandboxCommand } from './sandboxCommand.js';
+import { dataCommand } from './dataCommand.js';
 
 export interface CommandSpec {
   summary: string;
@@ -32,6 +33,7 @@ const COMMANDS: Record<string, CommandSpec> = {
   annotate: annotateCommand,
   backend: backendCommand,
   sandbox: sandboxCommand,
+  data: dataCommand,
 };
 
 function help(): string {

@@ -177,3 +177,19 @@ test('the search-space text says what may and may not change', async () => {
   assert.match(d.searchSpace, /What may NOT change: the assistant token budget \(1234 completion tokens/);
   assert.match(d.searchSpace, /MAX_TURNS = 2/);
 });
+
+test('repeats are skipped (DAPO-Math-17k ships each problem ~100 times): within a split and across splits, first split wins; dedupe: false keeps them', async () => {
+  writeDapo('rep.parquet', [
+    { problem: 'What is $1+1$?', answer: '2', index: 'a' },
+    { problem: 'What is $1+1$?', answer: '2', index: 'b' },
+    { problem: 'What is $2+2$?', answer: '4', index: 'c' },
+    { problem: 'What is $1+1$?', answer: '2', index: 'd' },
+  ]);
+  writeFileSync(path.join(dir, 'rep-test.jsonl'), [{ id: 'x', problem: dapoPrompt('What is $2+2$?'), answer: '4' }, { id: 'y', problem: 'What is $5+5$?', answer: '10' }].map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const d = await loadDomain('math', { files: { weight: 'rep.parquet', test: 'rep-test.jsonl' } }, { baseDir: dir });
+  assert.deepEqual(d.tasks('weight').map((t) => t.id), ['math_dapo-a', 'math_dapo-c']);
+  assert.deepEqual(d.tasks('test').map((t) => t.id), ['rep-test-y'], 'a test problem already in weight is not a test problem');
+  const all = await loadDomain('math', { files: { weight: 'rep.parquet', test: 'rep-test.jsonl' }, dedupe: false }, { baseDir: dir });
+  assert.equal(all.tasks('weight').length, 4);
+  assert.equal(all.tasks('test').length, 2);
+});

@@ -20,6 +20,11 @@ export interface MathPrivate {
 export interface MathLoadOptions {
   /** DAPO's "Answer:" instruction around each problem: kept (as the field's ReTool recipe does) or stripped. */
   dapoInstruction?: 'keep' | 'strip';
+  /**
+   * Skip a row whose problem and answer an earlier row (of any split, in the order weight, harness,
+   * val, test) already gave: DAPO-Math-17k ships each problem ~100 times, DAPO's AIME-2024 32 times.
+   */
+  dedupe?: boolean;
 }
 
 /** One file (or a row range of it) feeding a split. */
@@ -100,6 +105,7 @@ export function mathRowToTask(table: Table, row: Record<string, unknown>, line: 
 export async function loadMathSplits(files: Partial<Record<Split, MathFileSpec[]>>, baseDir: string | undefined, opts: MathLoadOptions = {}): Promise<Record<Split, Task[]>> {
   const out: Record<Split, Task[]> = { weight: [], harness: [], val: [], test: [] };
   const seen = new Map<string, { split: Split; where: string }>();
+  const problems = new Set<string>();
   for (const split of Object.keys(out) as Split[]) {
     for (const spec of files[split] ?? []) {
       const offset = spec.offset ?? 0;
@@ -111,6 +117,11 @@ export async function loadMathSplits(files: Partial<Record<Split, MathFileSpec[]
         const before = seen.get(task.id);
         if (before) throw new InputError(rowLocation(table, line, 'id'), `task id '${task.id}' already used by ${before.where} (split ${before.split}): splits must not share tasks`);
         seen.set(task.id, { split, where: here });
+        if (opts.dedupe) {
+          const key = `${task.public.question}\u0000${(task.private as unknown as MathPrivate).answer}`;
+          if (problems.has(key)) continue;
+          problems.add(key);
+        }
         out[split].push(task);
       }
     }

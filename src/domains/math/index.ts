@@ -30,6 +30,8 @@ export const MathOptions = z
     files: z.object({ weight: FileList, harness: FileList, val: FileList, test: FileList }).partial().strict().optional(),
     /** DAPO's own "Answer:" instruction around each problem: kept (verl's ReTool recipe appends the \boxed format to it) or stripped. */
     dapoInstruction: z.enum(['keep', 'strip']).default('keep'),
+    /** Skip repeats of a problem (DAPO-Math-17k ships each ~100 times, DAPO's AIME-2024 32 times); a problem is kept in the first split that has it. */
+    dedupe: z.boolean().default(true),
     /** A prefix of each split. */
     sizes: z.object({ weight: z.number().int().positive(), harness: z.number().int().positive(), val: z.number().int().positive(), test: z.number().int().positive() }).partial().strict().optional(),
     /** SandboxFusion-compatible service (`whale sandbox serve` listens on http://127.0.0.1:8080 by default). */
@@ -52,7 +54,7 @@ export function parseMathOptions(options: unknown): MathOptions {
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const field = ['domain', 'options', ...issue.path.map(String)].join('.');
-  throw new InputError({ file: 'whale.config.json', field }, `${issue.message} (options of domain 'math': files, dapoInstruction, sizes, sandboxUrl, runTimeout, memoryLimitMb, maxOutputChars, maxAssistantTokens, maxTokensPerCall)`);
+  throw new InputError({ file: 'whale.config.json', field }, `${issue.message} (options of domain 'math': files, dapoInstruction, dedupe, sizes, sandboxUrl, runTimeout, memoryLimitMb, maxOutputChars, maxAssistantTokens, maxTokensPerCall)`);
 }
 
 /** The shipped sample (scripts/gen-math-sample.ts): DAPO layout for training and search, AIME layouts for val and test. */
@@ -126,7 +128,7 @@ In the paper this domain is weight-dominated: the base model runs past its token
 export async function createMathDomain(options: unknown = {}, ctx: DomainContext = {}): Promise<Domain> {
   const o = parseMathOptions(options);
   const files: Partial<Record<Split, MathFileSpec[]>> = o.files ? Object.fromEntries(SPLITS.map((s) => [s, specs(o.files?.[s])])) : mathSampleFiles();
-  const loaded = await loadMathSplits(files, o.files ? ctx.baseDir : undefined, { dapoInstruction: o.dapoInstruction });
+  const loaded = await loadMathSplits(files, o.files ? ctx.baseDir : undefined, { dapoInstruction: o.dapoInstruction, dedupe: o.dedupe });
   const splits = Object.fromEntries(SPLITS.map((s) => [s, o.sizes?.[s] !== undefined ? loaded[s].slice(0, o.sizes[s]) : loaded[s]])) as Record<Split, Task[]>;
   return {
     id: MATH_ID,
