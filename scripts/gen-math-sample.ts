@@ -9,6 +9,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { SchemaElement } from 'hyparquet';
 import { parquetWriteFile } from 'hyparquet-writer';
 import { Rng, hashSeed } from '../src/core/rng.js';
 
@@ -129,21 +130,50 @@ function uuidish(seed: string, i: number): string {
   return `${a.slice(0, 8)}-${a.slice(8, 12)}-${a.slice(12, 16)}-${a.slice(16, 20)}-${a.slice(20, 32)}`;
 }
 
+const utf8 = (name: string): SchemaElement => ({ name, type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'OPTIONAL' });
+
+/**
+ * DAPO-Math-17k's Parquet schema, nested as the hub's file has it (pyarrow reads `prompt` as
+ * list<struct<content, role>>, `reward_model` and `extra_info` as structs) — not JSON strings, which
+ * is what hyparquet-writer makes of objects without an explicit schema.
+ */
+export const DAPO_SCHEMA: SchemaElement[] = [
+  { name: 'root', num_children: 5 },
+  utf8('data_source'),
+  { name: 'prompt', repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
+  { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+  { name: 'element', repetition_type: 'OPTIONAL', num_children: 2 },
+  utf8('content'),
+  utf8('role'),
+  utf8('ability'),
+  { name: 'reward_model', repetition_type: 'OPTIONAL', num_children: 2 },
+  utf8('ground_truth'),
+  utf8('style'),
+  { name: 'extra_info', repetition_type: 'OPTIONAL', num_children: 1 },
+  utf8('index'),
+];
+
+/** Rows in DAPO's layout: one user message, the ground truth, an index. */
+export function writeDapoParquet(file: string, rows: { prompt: string; answer: string; index: string; dataSource?: string }[]): void {
+  parquetWriteFile({
+    filename: file,
+    schema: DAPO_SCHEMA,
+    columnData: [
+      { name: 'data_source', data: rows.map((r) => r.dataSource ?? 'math_dapo') },
+      { name: 'prompt', data: rows.map((r) => [{ content: r.prompt, role: 'user' }]) },
+      { name: 'ability', data: rows.map(() => 'MATH') },
+      { name: 'reward_model', data: rows.map((r) => ({ ground_truth: r.answer, style: 'rule-lighteval/MATH_v2' })) },
+      { name: 'extra_info', data: rows.map((r) => ({ index: r.index })) },
+    ],
+  });
+}
+
 export function writeMathSample(outDir: string): { files: string[]; counts: Record<string, number> } {
   mkdirSync(outDir, { recursive: true });
   const seen = new Set<string>();
   const dapo = problems('dapo', 320, GENERAL_KINDS, seen);
   const dapoFile = path.join(outDir, 'dapo-math-sample.parquet');
-  parquetWriteFile({
-    filename: dapoFile,
-    columnData: [
-      { name: 'data_source', data: dapo.map(() => 'math_dapo'), type: 'STRING' },
-      { name: 'prompt', data: dapo.map((p) => [{ content: dapoPrompt(p.problem), role: 'user' }]) },
-      { name: 'ability', data: dapo.map(() => 'MATH'), type: 'STRING' },
-      { name: 'reward_model', data: dapo.map((p) => ({ ground_truth: p.answer, style: 'rule-lighteval/MATH_v2' })) },
-      { name: 'extra_info', data: dapo.map((_p, i) => ({ index: uuidish('dapo', i) })) },
-    ],
-  });
+  writeDapoParquet(dapoFile, dapo.map((p, i) => ({ prompt: dapoPrompt(p.problem), answer: p.answer, index: uuidish('dapo', i) })));
   const a24 = problems('aime2024', 60, INTEGER_KINDS, seen);
   const a24File = path.join(outDir, 'aime-2024-sample.jsonl');
   writeFileSync(a24File, a24.map((p, i) => JSON.stringify({ ID: `2024-S-${i + 1}`, Problem: p.problem, Solution: '', Answer: Number(p.answer) })).join('\n') + '\n');

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parquetWriteFile } from 'hyparquet-writer';
+import { writeDapoParquet } from '../../scripts/gen-math-sample.js';
 import { DOMAIN_DATA, fetchDomainData, remoteUrl } from '../../src/domains/data/fetch.js';
 import { loadDomain } from '../../src/domains/index.js';
 import { REPO } from './domain-helpers.js';
@@ -26,15 +26,7 @@ before(async () => {
   const aime = path.join(src, 'aime-2024.parquet');
   const problems = ['Find the remainder when $2^{10}$ is divided by $1000$.', 'How many positive divisors does $12$ have?'];
   const rows = [0, 1, 0, 1, 0, 1];
-  parquetWriteFile({
-    filename: aime,
-    columnData: [
-      { name: 'data_source', data: rows.map(() => 'math_dapo'), type: 'STRING' },
-      { name: 'prompt', data: rows.map((i) => [{ content: problems[i], role: 'user' }]) },
-      { name: 'reward_model', data: rows.map((i) => ({ ground_truth: ['24', '6'][i], style: 'rule' })) },
-      { name: 'extra_info', data: rows.map((_i, k) => ({ index: `aime-${k}` })) },
-    ],
-  });
+  writeDapoParquet(aime, rows.map((i, k) => ({ prompt: problems[i], answer: ['24', '6'][i], index: `aime-${k}` })));
   files.set('/datasets/BytedTsinghua-SIA/DAPO-Math-17k/resolve/main/data/dapo-math-17k.parquet', readFileSync(path.join(REPO, 'resources', 'data', 'math', 'dapo-math-sample.parquet')));
   files.set('/datasets/BytedTsinghua-SIA/AIME-2024/resolve/main/data/aime-2024.parquet', readFileSync(aime));
   files.set('/datasets/math-ai/aime25/resolve/main/test.jsonl', Buffer.from(['{"problem": "Find $x$ if $x+1=3$.", "answer": "2", "id": "0"}', '{"problem": "What is $7 \\\\cdot 6$?", "answer": "42", "id": "1"}'].join('\n') + '\n'));

@@ -4,10 +4,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { InfraError } from '../../src/core/errors.js';
 import { sandboxCapabilities } from '../../src/harness/sandbox.js';
 import { codeInterpreterTool, runCode, type RunCodeResponse } from '../../src/domains/math/codeInterpreter.js';
@@ -171,6 +173,37 @@ describe('code_interpreter against a service that is down or broken: InfraError 
       await assert.rejects(runCode(o, 'print(1)'), (e: unknown) => e instanceof InfraError && /no executor/.test(e.message));
     } finally {
       s.close();
+    }
+  });
+});
+
+// SandboxFusion's own client (PyPI sandbox-fusion 0.3.7; .ci/run installs it in a venv and sets WHALE_MATH_PY).
+const clientPython = process.env.WHALE_MATH_PY ?? path.join(homedir(), '.cache', 'whale-ci', 'math-py-1', 'bin', 'python');
+describe("SandboxFusion's own Python client against whale's service", { skip: !existsSync(clientPython) && 'sandbox-fusion client not installed (WHALE_MATH_PY)' }, () => {
+  it('parses every answer with its models: Success / Failed / TimeLimitExceeded, and raises on SandboxError', async () => {
+    const sb = await startCodeSandbox();
+    try {
+      const script = fileURLToPath(new URL('../support/sandbox_fusion_client.py', import.meta.url));
+      const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const c = spawn(clientPython, [script, sb.url]);
+        let stdout = '';
+        let stderr = '';
+        c.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        c.on('exit', (code) => resolve({ code, stdout, stderr }));
+      });
+      assert.equal(r.code, 0, r.stderr);
+      const out = JSON.parse(r.stdout) as Record<string, { status: string; run_status: string; return_code: number; stdout: string; stderr_tail: string; summary: string }> & { cpp: string };
+      assert.deepEqual({ ...out.hello, stderr_tail: undefined }, { status: 'Success', run_status: 'Finished', return_code: 0, stdout: '42\n', stderr_tail: undefined, summary: 'ok' });
+      assert.equal(out.exception.status, 'Failed');
+      assert.equal(out.exception.return_code, 1);
+      assert.match(out.exception.stderr_tail, /ValueError: boom/);
+      assert.equal(out.exception.summary, 'failed');
+      assert.equal(out.timeout.run_status, 'TimeLimitExceeded');
+      assert.equal(out.timeout.summary, 'timeout');
+      assert.match(out.cpp, /Sandbox responded with error: language 'cpp' is not supported/);
+    } finally {
+      await sb.close();
     }
   });
 });

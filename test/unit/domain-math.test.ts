@@ -1,8 +1,9 @@
 /** The Math domain: loaders for DAPO-Math-17k (Parquet) and AIME layouts, options, the shipped sample, verdicts and diagnostics. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parquetWriteFile } from 'hyparquet-writer';
 import { InputError } from '../../src/core/errors.js';
@@ -10,23 +11,14 @@ import type { ModelCall } from '../../src/core/trajectory.js';
 import { listDomains, loadDomain } from '../../src/domains/index.js';
 import { dapoProblem } from '../../src/domains/math/data.js';
 import { mathEquivalent } from '../../src/domains/verifiers/math.js';
-import { writeMathSample, dapoPrompt } from '../../scripts/gen-math-sample.js';
+import { dapoPrompt, writeDapoParquet, writeMathSample } from '../../scripts/gen-math-sample.js';
 import { REPO } from './domain-helpers.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'whale-math-'));
 
 function writeDapo(file: string, rows: { problem: string; answer: string | number; index?: string }[]): string {
   const f = path.join(dir, file);
-  parquetWriteFile({
-    filename: f,
-    columnData: [
-      { name: 'data_source', data: rows.map(() => 'math_dapo'), type: 'STRING' },
-      { name: 'prompt', data: rows.map((r) => [{ content: dapoPrompt(r.problem), role: 'user' }]) },
-      { name: 'ability', data: rows.map(() => 'MATH'), type: 'STRING' },
-      { name: 'reward_model', data: rows.map((r) => ({ ground_truth: String(r.answer), style: 'rule-lighteval/MATH_v2' })) },
-      { name: 'extra_info', data: rows.map((r, i) => ({ index: r.index ?? `idx-${file}-${i}` })) },
-    ],
-  });
+  writeDapoParquet(f, rows.map((r, i) => ({ prompt: dapoPrompt(r.problem), answer: String(r.answer), index: r.index ?? `idx-${file}-${i}` })));
   return f;
 }
 
@@ -192,4 +184,41 @@ test('repeats are skipped (DAPO-Math-17k ships each problem ~100 times): within 
   const all = await loadDomain('math', { files: { weight: 'rep.parquet', test: 'rep-test.jsonl' }, dedupe: false }, { baseDir: dir });
   assert.equal(all.tasks('weight').length, 4);
   assert.equal(all.tasks('test').length, 2);
+});
+
+// pyarrow (what the field's datasets/verl read Parquet with); .ci/run installs it in the WHALE_MATH_PY venv.
+const fieldPython = process.env.WHALE_MATH_PY ?? path.join(homedir(), '.cache', 'whale-ci', 'math-py-1', 'bin', 'python');
+test('pyarrow reads the shipped DAPO sample with DAPO\'s nested schema, and a DAPO file pyarrow writes loads as the math domain', { skip: !existsSync(fieldPython) && 'pyarrow not installed (WHALE_MATH_PY)' }, async () => {
+  const written = path.join(dir, 'pyarrow-dapo.parquet');
+  const script = `
+import json, sys
+import pyarrow as pa, pyarrow.parquet as pq
+t = pq.read_table(sys.argv[1])
+row = t.slice(0, 1).to_pylist()[0]
+rows = [
+    {"data_source": "math_dapo", "prompt": [{"content": "What is $\\\\frac{1}{2}+\\\\frac{1}{3}$?", "role": "user"}], "ability": "MATH",
+     "reward_model": {"ground_truth": "\\\\frac{5}{6}", "style": "rule-lighteval/MATH_v2"}, "extra_info": {"index": "pa-0"}},
+    {"data_source": "math_dapo", "prompt": [{"content": "What is $2^{5}$?", "role": "user"}], "ability": "MATH",
+     "reward_model": {"ground_truth": "32", "style": "rule-lighteval/MATH_v2"}, "extra_info": {"index": "pa-1"}},
+]
+pq.write_table(pa.Table.from_pylist(rows), sys.argv[2])
+print(json.dumps({"schema": {f.name: str(f.type) for f in t.schema}, "rows": t.num_rows, "answer": row["reward_model"]["ground_truth"], "role": row["prompt"][0]["role"]}))
+`;
+  const r = spawnSync(fieldPython, ['-c', script, path.join(REPO, 'resources', 'data', 'math', 'dapo-math-sample.parquet'), written], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout) as { schema: Record<string, string>; rows: number; answer: string; role: string };
+  assert.deepEqual(out.schema, {
+    data_source: 'string',
+    prompt: 'list<element: struct<content: string, role: string>>',
+    ability: 'string',
+    reward_model: 'struct<ground_truth: string, style: string>',
+    extra_info: 'struct<index: string>',
+  });
+  assert.equal(out.rows, 320);
+  assert.equal(out.role, 'user');
+  const d = await loadDomain('math', { files: { weight: 'pyarrow-dapo.parquet' } }, { baseDir: dir });
+  assert.deepEqual(d.tasks('weight').map((t) => [t.id, t.public.question, (t.private as { answer: string }).answer]), [
+    ['math_dapo-pa-0', 'What is $\\frac{1}{2}+\\frac{1}{3}$?', '\\frac{5}{6}'],
+    ['math_dapo-pa-1', 'What is $2^{5}$?', '32'],
+  ]);
 });
