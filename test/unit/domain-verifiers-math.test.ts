@@ -64,6 +64,11 @@ const SAME: [string, string][] = [
   ['\\boxed{-\\frac{7}{3}}', '-7/3'],
   ['\\boxed{sqrt(2)}', '\\sqrt{2}'],
   ['$\\boxed{12}$.', '12'],
+  ['\\boxed{2^{64}}', '18446744073709551616'],
+  ['\\boxed{0.125}', '\\frac{1}{8}'],
+  ['\\boxed{12.5\\%}', '\\frac{1}{8}'],
+  ['\\boxed{0.1+0.2}', '0.3'],
+  ['\\boxed{\\text{No Solution}}', 'no solution'],
 ];
 
 const DIFFERENT: [string, string][] = [
@@ -83,6 +88,14 @@ const DIFFERENT: [string, string][] = [
   ['\\boxed{\\text{(A)}}', 'B'],
   ['\\boxed{33}', '330'],
   ['\\boxed{2x}', '2'],
+  ['\\boxed{999999999}', '1000000000'],
+  ['\\boxed{123456789012345678901}', '123456789012345678902'],
+  ['\\boxed{2^{64}}', '18446744073709551617'],
+  ['\\boxed{10^{100}}', '10^{100}+1'],
+  ['\\boxed{0.000000001}', '0'],
+  ['\\boxed{a}', 'A'],
+  ['\\boxed{-\\infty}', '\\infty'],
+  ['\\boxed{(1,2]}', '[1,2)'],
 ];
 
 test('mathEquivalent: equivalent answers pass', () => {

@@ -19,6 +19,7 @@ interface BoxedExpression {
   readonly re: number;
   readonly im: number;
   N(): BoxedExpression;
+  evaluate(): BoxedExpression;
   subs(values: Record<string, number>): BoxedExpression;
   isSame(other: BoxedExpression): boolean;
   isEqual(other: BoxedExpression): boolean | undefined;
@@ -112,24 +113,41 @@ export function normaliseAnswer(raw: string): { text: string; percent: boolean }
   return { text: s, percent };
 }
 
-/** Exact rational value of a plain number or fraction (`-3`, `2.50`, `7/8`, `\frac{7}{8}`), or null. */
-function plainNumber(s: string): number | null {
-  if (/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(s)) return Number(s);
-  const f = /^([-+]?)(?:\\frac\{(-?\d+)\}\{(\d+)\}|(-?\d+)\s*\/\s*(\d+))$/.exec(s);
-  if (f) {
-    const n = Number(f[2] ?? f[4]);
-    const d = Number(f[3] ?? f[5]);
-    if (d === 0) return null;
-    return (f[1] === '-' ? -1 : 1) * (n / d);
-  }
-  return null;
+type Rational = [bigint, bigint];
+
+function decimal(s: string): Rational | null {
+  const m = /^([-+]?)(\d*)(?:\.(\d*))?$/.exec(s);
+  if (!m || (m[2] === '' && !m[3])) return null;
+  const frac = m[3] ?? '';
+  const n = BigInt(`${m[2] || '0'}${frac}`) * (m[1] === '-' ? -1n : 1n);
+  return [n, 10n ** BigInt(frac.length)];
 }
 
-const REL_TOL = 1e-8;
+/** The exact value of a plain number or fraction (`-3`, `2.50`, `7/8`, `\frac{7}{8}`, `-\frac{7}{8}`), or null. */
+function plainNumber(s: string): Rational | null {
+  const d = decimal(s);
+  if (d) return d;
+  const f = /^([-+]?)(?:\\frac\{([-+]?[\d.]+)\}\{([-+]?[\d.]+)\}|([-+]?[\d.]+)\s*\/\s*([-+]?[\d.]+))$/.exec(s);
+  if (!f) return null;
+  const n = decimal(f[2] ?? f[4]);
+  const q = decimal(f[3] ?? f[5]);
+  if (!n || !q || q[0] === 0n) return null;
+  return [(f[1] === '-' ? -1n : 1n) * n[0] * q[1], n[1] * q[0]];
+}
+
+function sameRational([a, b]: Rational, [c, d]: Rational, scale: Rational = [1n, 1n]): boolean {
+  return a * scale[0] * d === c * b * scale[1];
+}
+
+// Values computed in floating point: equal within this relative error (and 1e-12 absolute, for values near 0).
+const REL_TOL = 1e-9;
 function close(a: number, b: number): boolean {
   if (!Number.isFinite(a) || !Number.isFinite(b)) return a === b;
-  return Math.abs(a - b) <= REL_TOL * Math.max(1, Math.abs(a), Math.abs(b));
+  const diff = Math.abs(a - b);
+  return diff <= 1e-12 || diff <= REL_TOL * Math.max(Math.abs(a), Math.abs(b));
 }
+/** Beyond this, doubles cannot tell neighbouring integers apart: values are compared exactly by the CAS. */
+const EXACT_ABOVE = 2 ** 53;
 
 let engine: Engine | undefined;
 function ce(): Engine {
@@ -143,6 +161,14 @@ function parse(s: string): BoxedExpression | null {
     return e.isValid ? e : null;
   } catch {
     return null;
+  }
+}
+
+function exactlySame(a: BoxedExpression, b: BoxedExpression): boolean {
+  try {
+    return a.evaluate().isSame(b.evaluate());
+  } catch {
+    return false;
   }
 }
 
@@ -198,7 +224,10 @@ function casEqual(a: BoxedExpression, b: BoxedExpression): 'symbolic' | 'numeric
   if (a.isSame(b)) return 'symbolic';
   const x = realValue(a);
   const y = realValue(b);
-  if (x !== null && y !== null) return close(x, y) ? 'numeric' : null;
+  if (x !== null && y !== null) {
+    if (Math.max(Math.abs(x), Math.abs(y)) >= EXACT_ABOVE) return exactlySame(a, b) ? 'symbolic' : null;
+    return close(x, y) ? 'numeric' : null;
+  }
   try {
     if (a.isEqual(b) === true) return 'symbolic';
   } catch {
@@ -207,8 +236,10 @@ function casEqual(a: BoxedExpression, b: BoxedExpression): 'symbolic' | 'numeric
   return sameAtPoints(a, b) ? 'numeric' : null;
 }
 
+/** Text compared loosely: `\\text{}` unwrapped, spaces and braces dropped, a choice's parentheses removed; words (2+ letters) case-blind, symbols not (a ≠ A). */
 function loose(s: string): string {
-  return s.toLowerCase().replace(/\\text\s*\{([^{}]*)\}/g, '$1').replace(/[\s{}]/g, '').replace(/^\((\w)\)$/, '$1');
+  const t = s.replace(/\\text\s*\{([^{}]*)\}/g, '$1').replace(/[\s{}]/g, '').replace(/^\((\w)\)$/, '$1');
+  return /^[a-zA-Z][a-zA-Z\s'-]+$/.test(s.replace(/\\text\s*\{([^{}]*)\}/g, '$1').trim()) ? t.toLowerCase() : t;
 }
 
 /**
@@ -232,7 +263,7 @@ export function mathEquivalent(prediction: string, gold: string): MathVerdict {
   const scales = p.percent === g.percent ? [1] : p.percent ? [1, 0.01] : [1, 100];
   const pn = plainNumber(p.text);
   const gn = plainNumber(g.text);
-  if (pn !== null && gn !== null) return scales.some((k) => close(pn * k, gn)) ? ok('same number') : wrong;
+  if (pn !== null && gn !== null) return scales.some((k) => sameRational(pn, gn, k === 1 ? [1n, 1n] : k < 1 ? [1n, 100n] : [100n, 1n])) ? ok('same number') : wrong;
 
   const pe = parse(p.text);
   const ge = parse(g.text);
