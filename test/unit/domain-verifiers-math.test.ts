@@ -129,3 +129,20 @@ test('mathEquivalent is fast enough for a verifier (≈ ms a check)', () => {
   const ms = (performance.now() - t0) / 50;
   assert.ok(ms < 50, `${ms} ms a check`);
 });
+
+test('answers the CAS would grind on for seconds (it runs inside the engine) are compared as text, at once', () => {
+  // Measured before the guard: 99999! 10 s, the sum 5 s, the long sum 1.5 s.
+  for (const [pred, gold] of [
+    ['\\boxed{99999!}', '3'],
+    ['\\boxed{\\sum_{n=1}^{10^{9}} n}', '1'],
+    [`\\boxed{${'x+'.repeat(2000)}x}`, '2001x'],
+    ['\\boxed{(2^{10})!}', '1'],
+  ]) {
+    const t0 = performance.now();
+    const v = mathEquivalent(pred, gold);
+    assert.equal(v.pass, false);
+    assert.ok(performance.now() - t0 < 500, `${pred.slice(0, 30)}: ${performance.now() - t0} ms`);
+  }
+  assert.equal(mathEquivalent('\\boxed{\\sum_{n=1}^{3} n}', '\\sum_{n=1}^{3} n').pass, true, 'the same text still matches');
+  assert.equal(mathEquivalent('\\boxed{5!}', '120').pass, true, 'small factorials still go to the CAS');
+});
