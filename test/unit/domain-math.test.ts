@@ -141,7 +141,7 @@ test('verdicts and diagnostics: right, wrong, no box, truncated, tool use; the a
   assert.deepEqual(await d.verify(task, right), { pass: true, score: 1, extracted: gold, reason: 'correct (same text)' });
   assert.equal(await d.checkRules!(task, right), null);
   const dr = await d.diagnostics!(task, { ...right, termination: 'answered' });
-  assert.deepEqual(dr, { truncated: false, boxed: true, boxedInLastCompletion: true, toolCalls: 1, usedTool: true, toolErrors: 0, turns: 2, assistantTokens: 10, extracted: gold, source: 'aime-2024-sample' });
+  assert.deepEqual(dr, { truncated: false, boxed: true, boxedInLastCompletion: true, toolCalls: 1, usedTool: true, toolErrors: 0, turns: 2, assistantTokens: 10, extracted: gold, data_source: 'aime-2024-sample' });
 
   const wrong = { finalAnswer: '7', modelCalls: [call('\\boxed{7}')], events: [] };
   const vw = await d.verify(task, wrong);

@@ -101,7 +101,8 @@ export function mathDiagnostics(task: Task, r: RolloutRecord & { termination: st
     turns: r.modelCalls.length,
     assistantTokens: r.modelCalls.reduce((a, c) => a + c.usage.completionTokens, 0),
     extracted,
-    source: mathPrivate(task).source,
+    // data_source: the report's per-source table (AIME 2024 and 2025 apart) keys on it.
+    data_source: mathPrivate(task).source,
   };
 }
 
