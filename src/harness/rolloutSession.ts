@@ -58,11 +58,16 @@ export const ChatCompletionRequest = z
   .passthrough();
 type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
-/** The backend refused the prompt as longer than its context (the embedded sampler's ContextLengthError, an OpenAI-style 400). */
+/**
+ * The backend refused the prompt as longer than its context: the embedded sampler's
+ * ContextLengthError, or an OpenAI-style HTTP 400 (`context_length_exceeded`, vLLM's "maximum
+ * context length is …").
+ */
 function promptTooLong(e: unknown): boolean {
-  const x = e as { code?: unknown; status?: unknown; message?: unknown } | null;
+  const x = e as { code?: unknown; status?: unknown; message?: unknown; body?: { error?: { code?: unknown } } } | null;
   if (x?.code === 'context_length_exceeded') return true;
-  return x?.status === 400 && typeof x.message === 'string' && /context length|context_length_exceeded|maximum context/i.test(x.message);
+  if (x?.status !== 400) return false;
+  return x.body?.error?.code === 'context_length_exceeded' || (typeof x.message === 'string' && /context length|maximum context|context_length_exceeded|model's context is/i.test(x.message));
 }
 
 export function errorReply(status: number, message: string, type = 'invalid_request_error', code?: string): GatewayReply {

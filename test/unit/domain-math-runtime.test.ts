@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { SandboxLimitsSchema, SamplingSchema } from '../../src/core/config.js';
+import { BackendSchema, SandboxLimitsSchema, SamplingSchema } from '../../src/core/config.js';
 import type { Trajectory } from '../../src/core/trajectory.js';
 import { loadDomain } from '../../src/domains/index.js';
 import { startCodeSandbox, type CodeSandboxServer } from '../../src/domains/math/sandboxService.js';
@@ -164,11 +164,13 @@ describe('math end to end: math-h0 in the real runtime, code on the real sandbox
   });
 });
 
-describe('math on the embedded backend (context 256 tokens, shorter than the h0 prompt)', () => {
-  it('a prompt longer than the context is the harness\'s 400, not an infrastructure failure: scored 0, recorded', async () => {
-    const { createBackend } = await import('../../src/policy/index.js');
+describe('math on a policy server whose context is shorter than the h0 prompt (the embedded model over HTTP: 256 tokens)', () => {
+  it("the server's 400 context_length_exceeded (as vLLM answers) is the harness's error, not an infrastructure failure: scored 0, recorded", async () => {
+    const { createBackend, serveBackend } = await import('../../src/policy/index.js');
     const store = mkdtempSync(path.join(tmpdir(), 'whale-math-emb-'));
-    const backend = await createBackend({ kind: 'embedded', model: 'base', maxBatch: 8 }, { storeDir: store });
+    const embedded = await createBackend({ kind: 'embedded', model: 'base', maxBatch: 8 }, { storeDir: store });
+    const server = await serveBackend(embedded, { host: '127.0.0.1', port: 0 });
+    const backend = await createBackend(BackendSchema.parse({ kind: 'openai-compatible', baseUrl: `${server.url}/v1`, model: embedded.currentVersion(), retries: 0 }), { storeDir: store });
     const domain = await loadDomain('math', { sizes: { val: 2 }, maxAssistantTokens: 32 });
     const rt = new HarnessRuntime({ domain, backend, limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({}), concurrency: 2, cacheDir: mkdtempSync(path.join(tmpdir(), 'whale-math-emb-rt-')) });
     try {
@@ -177,8 +179,8 @@ describe('math on the embedded backend (context 256 tokens, shorter than the h0 
       for (const t of trajs) {
         assert.notEqual(t.termination, 'infra_error', t.terminationDetail);
         assert.equal(t.infra, undefined);
-        assert.equal(t.termination, 'crash', 'h0 (the paper\'s) does not catch the refusal');
-        assert.match(t.terminationDetail ?? '', /the prompt does not fit the model's context: prompt is \d+ tokens but the model's context is 256/);
+        assert.equal(t.termination, 'crash', "h0 (the paper's) does not catch the refusal");
+        assert.match(t.terminationDetail ?? '', /the prompt does not fit the model's context: .*HTTP 400: prompt is \d+ tokens but the model's context is 256/);
         assert.equal(t.verdict.pass, false);
         assert.ok(t.events.some((e) => e.type === 'error' && e.name === 'context_length'));
         assert.equal(t.modelCalls[0].finishReason, 'error');
@@ -186,6 +188,8 @@ describe('math on the embedded backend (context 256 tokens, shorter than the h0 
     } finally {
       await rt.close();
       await backend.close();
+      await server.close();
+      await embedded.close();
     }
   });
 });
