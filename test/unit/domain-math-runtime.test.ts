@@ -18,7 +18,7 @@ import type { Domain, Task } from '../../src/domains/types.js';
 import { HarnessRuntime } from '../../src/harness/runtime.js';
 import { ScriptedBackend, type Script } from '../../src/harness/testing/scriptedBackend.js';
 import type { ChatMessage } from '../../src/policy/types.js';
-import { REPO } from './domain-helpers.js';
+import { REPO, knobValues, loadHarness, runHarness } from './domain-helpers.js';
 
 const H0 = path.join(REPO, 'resources', 'harnesses', 'math-h0');
 const BUDGET = 60;
@@ -145,6 +145,30 @@ describe('math end to end: math-h0 in the real runtime, code on the real sandbox
     assert.equal(t.modelCalls[1].finishReason, 'length');
     assert.equal(t.diagnostics?.truncated, true);
     assert.equal(t.diagnostics?.assistantTokens, BUDGET);
+  });
+
+  it("h0's knobs: lenient parsing runs a ```python block, ReTool's auto-print wraps a last expression (not an assignment), no tool block, no nudge", async () => {
+    const { def, manifest } = await loadHarness(H0);
+    const task = powmod[0];
+    const knobs = { ...knobValues(manifest), parse: 'lenient', toolPrompt: 'none', nudge: false };
+    const seen: ChatMessage[][] = [];
+    const code = ['```python', 'a = 6 * 7', 'a', '```'].join('\n');
+    const r = await runHarness(def, domain, task, knobs, manifest.prompts, (messages) => {
+      seen.push(messages);
+      const tool = messages.find((m) => m.role === 'tool');
+      return tool ? `so \\boxed{${tool.content.trim()}}` : `Let me compute.\n${code}`;
+    });
+    assert.equal(seen[0][0].role, 'user', 'toolPrompt none: no system message at all');
+    assert.deepEqual(r.events.filter((e) => e.type === 'tool').map((e) => (e.args as { code: string }).code), ['a = 6 * 7\nprint(a)\n']);
+    assert.equal(r.finalAnswer, '42');
+    const assign = await runHarness(def, domain, task, knobs, manifest.prompts, (messages) =>
+      messages.some((m) => m.role === 'tool') ? 'done \\boxed{1}' : ['```python', 'x = 1', 'y = x + 1', '```'].join('\n'),
+    );
+    assert.deepEqual(assign.events.filter((e) => e.type === 'tool').map((e) => (e.args as { code: string }).code), ['x = 1\ny = x + 1\n']);
+    // No tool call and nudge off: one turn, the box of that turn.
+    const once = await runHarness(def, domain, task, knobs, manifest.prompts, () => 'it is \\boxed{7}');
+    assert.equal(once.modelCalls.length, 1);
+    assert.equal(once.finalAnswer, '7');
   });
 
   it('the sandbox service down: infra_error (source tool), not a verdict', async () => {
