@@ -10,6 +10,7 @@ import { candidateCommand } from './candidateCommand.js';
 import { annotateCommand } from './annotateCommand.js';
 import { backendCommand } from './backendCommand.js';
 import { retrieverCommand } from './retrieverCommand.js';
+import { sandboxCommand } from './sandboxCommand.js';
 import { dataCommand } from './dataCommand.js';
 
 export interface CommandSpec {
@@ -33,6 +34,7 @@ const COMMANDS: Record<string, CommandSpec> = {
   annotate: annotateCommand,
   backend: backendCommand,
   retriever: retrieverCommand,
+  sandbox: sandboxCommand,
   data: dataCommand,
 };
 

@@ -4,6 +4,7 @@
 import { WhaleError } from '../core/errors.js';
 import { type DomainContext, harnessDir, parseOptions } from './common.js';
 import { KBQA_ID, createKbqaDomain } from './kbqa.js';
+import { MATH_ID, MATH_TITLE, createMathDomain } from './math/index.js';
 import { RAMBLE_ID, createRambleDomain } from './ramble.js';
 import { SEARCHQA_ID, createSearchqaDomain } from './searchqa/index.js';
 import type { Domain } from './types.js';
@@ -44,6 +45,14 @@ const REGISTRY: readonly Entry[] = [
     summary: "the paper's SearchQA: Search-R1 Parquet/FlashRAG JSONL questions, a retriever behind Search-R1's /retrieve API, normalised EM; ships a synthetic sample and an embedded BM25 retriever.",
     h0: 'searchqa-h0',
     create: (o, c) => createSearchqaDomain(o, c),
+  },
+  {
+    id: MATH_ID,
+    title: MATH_TITLE,
+    regime: 'weight-dominated',
+    summary: 'the paper\'s Math: DAPO-Math-17k / AIME files, \\boxed{} answers checked by CAS, a code_interpreter tool on a SandboxFusion-compatible service, an assistant token budget.',
+    h0: 'math-h0',
+    create: (o, c) => createMathDomain(o, c),
   },
 ];
 

@@ -58,6 +58,18 @@ export const ChatCompletionRequest = z
   .passthrough();
 type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
+/**
+ * The backend refused the prompt as longer than its context: the embedded sampler's
+ * ContextLengthError, or an OpenAI-style HTTP 400 (`context_length_exceeded`, vLLM's "maximum
+ * context length is …").
+ */
+function promptTooLong(e: unknown): boolean {
+  const x = e as { code?: unknown; status?: unknown; message?: unknown; body?: { error?: { code?: unknown } } } | null;
+  if (x?.code === 'context_length_exceeded') return true;
+  if (x?.status !== 400) return false;
+  return x.body?.error?.code === 'context_length_exceeded' || (typeof x.message === 'string' && /context length|maximum context|context_length_exceeded|model's context is/i.test(x.message));
+}
+
 export function errorReply(status: number, message: string, type = 'invalid_request_error', code?: string): GatewayReply {
   return { status, body: { error: { message, type, code: code ?? null } } };
 }
@@ -185,6 +197,13 @@ export class RolloutSession {
       this.modelMs += latencyMs;
       const message = e instanceof Error ? e.message : String(e);
       if (this.abort.signal.aborted) return errorReply(503, 'rollout ended', 'rollout_closed');
+      if (promptTooLong(e)) {
+        // The harness's request, not the backend, is at fault (vLLM answers 400 too): the harness
+        // hears it and may shorten its prompt; the rollout is scored, not an infrastructure failure.
+        this.modelCalls.push({ index, policyVersion: this.policyVersion, messages, params: { ...params }, completion: '', finishReason: 'error', usage: { promptTokens: 0, completionTokens: 0 }, latencyMs, t: sentAt });
+        this.events.push({ t: this.now(), type: 'error', name: 'context_length', message });
+        return errorReply(400, `the prompt does not fit the model's context: ${message}`, 'invalid_request_error', 'context_length_exceeded');
+      }
       this.backendError ??= message;
       this.infraFailure ??= { source: 'backend', message };
       this.modelCalls.push({ index, policyVersion: this.policyVersion, messages, params: { ...params }, completion: '', finishReason: 'error', usage: { promptTokens: 0, completionTokens: 0 }, latencyMs, t: sentAt });

@@ -143,7 +143,7 @@ test('whale data fetch searchqa: downloads every QA file from an HF-style endpoi
     assert.match(second.out, /"trainFiles":\["data\/flashrag\/nq\/train\.jsonl","data\/flashrag\/hotpotqa\/train\.jsonl"\]/);
     const bad = await whale(['data', 'fetch', 'searchqa', '--what', 'everything'], dir, 60_000);
     assert.equal(bad.status, 2);
-    assert.match(bad.out, /--what: unknown part\(s\) everything \(parts: data, corpus, index\)/);
+    assert.match(bad.out, /--what: unknown part\(s\) everything \(parts of searchqa: data, corpus, index\)/);
   } finally {
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));

@@ -5,7 +5,6 @@
  * in two parts (PeterJinGo/wiki-18-e5-index, for Search-R1's own retrieval_server.py).
  */
 import * as path from 'node:path';
-import { downloadFile, type DownloadResult } from '../data/download.js';
 
 export type FetchGroup = 'data' | 'corpus' | 'index';
 
@@ -30,23 +29,7 @@ export const SEARCHQA_REMOTE: readonly RemoteFile[] = [
   { group: 'index', repo: 'PeterJinGo/wiki-18-e5-index', file: 'part_ab', local: path.join('e5-index', 'part_ab') },
 ];
 
-/** https://huggingface.co/datasets/<repo>/resolve/main/<file>, under another endpoint when given (HF_ENDPOINT, a mirror, a test server). */
-export function remoteUrl(f: RemoteFile, endpoint = 'https://huggingface.co'): string {
-  return `${endpoint.replace(/\/+$/, '')}/datasets/${f.repo}/resolve/main/${f.file}`;
-}
-
-export async function fetchSearchqa(opts: { dir: string; groups: FetchGroup[]; endpoint?: string; token?: string; log?: (line: string) => void }): Promise<DownloadResult[]> {
-  const out: DownloadResult[] = [];
-  for (const f of SEARCHQA_REMOTE.filter((x) => opts.groups.includes(x.group))) {
-    const url = remoteUrl(f, opts.endpoint);
-    const r = await downloadFile(url, path.join(opts.dir, f.local), opts.token ? { headers: { authorization: `Bearer ${opts.token}` } } : {});
-    opts.log?.(`${r.how.padEnd(8)} ${String(r.bytes).padStart(12)}  ${path.join(opts.dir, f.local)}`);
-    out.push(r);
-  }
-  return out;
-}
-
-/** The domain options that use what fetchSearchqa wrote (paths relative to the config's folder). */
+/** The domain options that use what `whale data fetch searchqa` wrote (paths relative to the config's folder). */
 export function searchqaOptionsFor(dirFromConfig: string): { trainFiles: string[]; testFiles: string[]; retriever: { url: string } } {
   const p = (f: string) => path.posix.join(dirFromConfig.split(path.sep).join('/'), 'flashrag', f);
   return { trainFiles: SEARCHQA_TRAIN.map(p), testFiles: SEARCHQA_TEST.map(p), retriever: { url: 'http://127.0.0.1:8000/retrieve' } };
