@@ -1,0 +1,63 @@
+/**
+ * The project's domain, whichever way whale.config.json names it: a built-in (`id`), a code domain
+ * (`module`, run in a worker thread, trusted workspaces only) or a data-only domain (`data`).
+ */
+import { dirname, join, resolve } from 'node:path';
+import type { DomainRef } from '../core/config.js';
+import { WhaleError } from '../core/errors.js';
+import { dataDomainDefinition } from './data/dataDomain.js';
+import { materialise } from './definition.js';
+import { loadDomain } from './index.js';
+import { loadModuleDomain } from './module/moduleDomain.js';
+import type { Domain } from './types.js';
+
+export interface ProjectDomainContext {
+  /** The folder whale.config.json is in. */
+  baseDir: string;
+  configFile?: string;
+  /** May the domain's own code run (a module, a command verifier)? The CLI is trusted; an untrusted VS Code workspace is not. */
+  trusted?: boolean;
+  secret?: string;
+  /** Where a module's bundle and the domain worker are cached (default <baseDir>/.whale/cache). */
+  cacheDir?: string;
+}
+
+/** A loaded domain; close() ends a code domain's worker thread (a no-op otherwise). */
+export type ProjectDomain = Domain & {
+  close(): Promise<void>;
+  /** How it was loaded, for the run's record: the module's file and code hash. */
+  source: { kind: 'builtin' | 'module' | 'data'; module?: string; codeHash?: string };
+  summary?: string;
+};
+
+/** A short name of the reference for messages: the id, the module path or the data file. */
+export function domainRefLabel(ref: DomainRef): string {
+  if (ref.module) return ref.module;
+  if (ref.data) return `data:${typeof ref.data.tasks === 'string' ? ref.data.tasks : Object.values(ref.data.tasks).join(',')}`;
+  return ref.id ?? '?';
+}
+
+export async function loadProjectDomain(ref: DomainRef, ctx: ProjectDomainContext): Promise<ProjectDomain> {
+  const configFile = ctx.configFile ?? join(ctx.baseDir, 'whale.config.json');
+  if (ref.module) {
+    const d = await loadModuleDomain({
+      module: ref.module,
+      options: ref.options,
+      baseDir: ctx.baseDir,
+      configFile,
+      cacheDir: ctx.cacheDir ?? join(ctx.baseDir, '.whale', 'cache'),
+      ...(ctx.trusted ? { trusted: true } : {}),
+      ...(ctx.secret ? { secret: ctx.secret } : {}),
+      ...(ref.loadTimeoutMs ? { loadTimeoutMs: ref.loadTimeoutMs } : {}),
+    });
+    return Object.assign(d, { source: { kind: 'module' as const, module: resolve(ctx.baseDir, ref.module), codeHash: d.codeHash } });
+  }
+  if (ref.data) {
+    if (ref.data.verifier.kind === 'command' && !ctx.trusted) throw new WhaleError(`${configFile}: domain.data.verifier is a command and runs only in a trusted workspace`, 'untrusted');
+    const def = dataDomainDefinition(ref.data, configFile);
+    const d = await materialise(def, ref.options, { origin: configFile, moduleDir: dirname(configFile), baseDir: ctx.baseDir, configFile, ...(ctx.secret ? { secret: ctx.secret } : {}) });
+    return Object.assign(d, { close: async () => {}, source: { kind: 'data' as const } });
+  }
+  const d = await loadDomain(ref.id!, ref.options, { baseDir: ctx.baseDir, ...(ctx.secret ? { secret: ctx.secret } : {}), ...(ctx.trusted !== undefined ? { trusted: ctx.trusted } : {}) });
+  return Object.assign(d, { close: async () => {}, source: { kind: 'builtin' as const } });
+}
