@@ -171,7 +171,7 @@ export const DomainRefSchema = z
   .object({
     id: z.string().min(1).optional().describe('a built-in domain (see `whale domains`)'),
     module: z.string().min(1).optional().describe("a code domain: a module (TS or JS, relative to the config file) whose default export is defineDomain({...}) from 'whale/domain'"),
-    data: DataDomainSchema.optional().describe('a data-only domain: task files, a verifier from the library, HTTP tools'),
+    data: z.union([z.string().min(1), DataDomainSchema]).optional().describe('a data-only domain: task files, a verifier from the library, HTTP tools — inline, or the path of a JSON file holding them (its relative paths resolve against its own folder)'),
     options: z.record(z.string(), z.unknown()).default({}).describe("the domain's options (built-ins: tasksFile, sizes; a module: what its options schema accepts)"),
     loadTimeoutMs: z.number().int().positive().optional().describe("a module's tasks() must finish within this (default 120000)"),
   })

@@ -116,6 +116,16 @@ export function sdkContext<O>(options: O, ctx: MaterialiseContext): SdkContext<O
   };
 }
 
+/** `private.answer`, or the first of `private.answers`, when the task has one. */
+export function defaultGold(task: Task): string | null {
+  const p = task.private as { answer?: unknown; answers?: unknown } | null;
+  if (p && typeof p === 'object') {
+    if (typeof p.answer === 'string' || typeof p.answer === 'number') return String(p.answer);
+    if (Array.isArray(p.answers) && (typeof p.answers[0] === 'string' || typeof p.answers[0] === 'number')) return String(p.answers[0]);
+  }
+  return null;
+}
+
 /** Calls `fn`, keeping it synchronous when it is; a throw (or rejection) goes through `onError`. */
 function guarded<T, R>(fn: () => T | Promise<T>, then: (v: T) => R, onError: (e: unknown) => Error): R | Promise<R> {
   let v: T | Promise<T>;
@@ -217,6 +227,15 @@ function assemble<O, P>(def: DomainDefinition<O, P>, sctx: SdkContext<O>, set: T
         (e) => named(e, `${ctx.origin}: checkRules (task '${task.id}')`, 'verifier'),
       );
   }
+  const gold = def.gold;
+  domain.gold = (task) =>
+    gold
+      ? guarded(
+          () => gold(pub(task), sctx),
+          (v) => (typeof v === 'string' ? v : null),
+          (e) => named(e, `${ctx.origin}: gold (task '${task.id}')`),
+        )
+      : defaultGold(task);
   const diag = def.diagnostics;
   if (diag) {
     domain.diagnostics = (task, rollout) =>

@@ -3,8 +3,10 @@
  * (`module`, run in a worker thread, trusted workspaces only) or a data-only domain (`data`).
  */
 import { dirname, join, resolve } from 'node:path';
-import type { DomainRef } from '../core/config.js';
-import { WhaleError } from '../core/errors.js';
+import { existsSync } from 'node:fs';
+import { DataDomainSchema, type DataDomainConfig, type DomainRef } from '../core/config.js';
+import { InputError, WhaleError } from '../core/errors.js';
+import { readJsonWithSchema } from '../core/jsonFile.js';
 import { dataDomainDefinition } from './data/dataDomain.js';
 import { materialise } from './definition.js';
 import { loadDomain } from './index.js';
@@ -33,8 +35,15 @@ export type ProjectDomain = Domain & {
 /** A short name of the reference for messages: the id, the module path or the data file. */
 export function domainRefLabel(ref: DomainRef): string {
   if (ref.module) return ref.module;
+  if (typeof ref.data === 'string') return ref.data;
   if (ref.data) return `data:${typeof ref.data.tasks === 'string' ? ref.data.tasks : Object.values(ref.data.tasks).join(',')}`;
   return ref.id ?? '?';
+}
+
+/** A data domain's own file; a missing file or a bad field is an InputError naming it. */
+export function readDataDomainFile(file: string): DataDomainConfig {
+  if (!existsSync(file)) throw new InputError({ file }, 'no such data domain file');
+  return readJsonWithSchema(file, DataDomainSchema);
 }
 
 export async function loadProjectDomain(ref: DomainRef, ctx: ProjectDomainContext): Promise<ProjectDomain> {
@@ -53,9 +62,12 @@ export async function loadProjectDomain(ref: DomainRef, ctx: ProjectDomainContex
     return Object.assign(d, { source: { kind: 'module' as const, module: resolve(ctx.baseDir, ref.module), codeHash: d.codeHash } });
   }
   if (ref.data) {
-    if (ref.data.verifier.kind === 'command' && !ctx.trusted) throw new WhaleError(`${configFile}: domain.data.verifier is a command and runs only in a trusted workspace`, 'untrusted');
-    const def = dataDomainDefinition(ref.data, configFile);
-    const d = await materialise(def, ref.options, { origin: configFile, moduleDir: dirname(configFile), baseDir: ctx.baseDir, configFile, ...(ctx.secret ? { secret: ctx.secret } : {}) });
+    // A data domain in its own file (domains/NAME/domain.json): its paths resolve against that file's folder.
+    const file = typeof ref.data === 'string' ? resolve(ctx.baseDir, ref.data) : configFile;
+    const data = typeof ref.data === 'string' ? readDataDomainFile(file) : ref.data;
+    if (data.verifier.kind === 'command' && !ctx.trusted) throw new WhaleError(`${file}: the verifier is a command and runs only in a trusted workspace`, 'untrusted');
+    const def = dataDomainDefinition(data, file);
+    const d = await materialise(def, ref.options, { origin: file, moduleDir: dirname(file), baseDir: dirname(file), configFile, ...(ctx.secret ? { secret: ctx.secret } : {}) });
     return Object.assign(d, { close: async () => {}, source: { kind: 'data' as const } });
   }
   const d = await loadDomain(ref.id!, ref.options, { baseDir: ctx.baseDir, ...(ctx.secret ? { secret: ctx.secret } : {}), ...(ctx.trusted !== undefined ? { trusted: ctx.trusted } : {}) });

@@ -120,6 +120,8 @@ export interface DomainDefinition<O = Record<string, unknown>, P = Json> {
   verify: ((task: DomainTask<P>, rollout: RolloutView, ctx: DomainContext<O>) => boolean | number | VerdictInput | Promise<boolean | number | VerdictInput>) | CommandVerifier;
   /** A rule the rollout broke (the answer did not come from the model, an illegal move…), or null. */
   checkRules?(task: DomainTask<P>, rollout: RolloutView, ctx: DomainContext<O>): string | null | Promise<string | null>;
+  /** The answer a correct rollout gives (`whale domain check` verifies that it passes); default: `private.answer`, or the first of `private.answers`. */
+  gold?(task: DomainTask<P>, ctx: DomainContext<O>): string | null | Promise<string | null>;
   /** Per-rollout numbers or flags the report aggregates (retrieval hit, format error…). */
   diagnostics?(task: DomainTask<P>, rollout: RolloutView & { termination: string }, ctx: DomainContext<O>): Diagnostics | Promise<Diagnostics>;
   limits?: DomainLimits | ((ctx: DomainContext<O>) => DomainLimits);

@@ -74,6 +74,8 @@ export interface Domain {
   verify(task: Task, rollout: RolloutRecord): Verdict | Promise<Verdict>;
   /** A domain rule the rollout broke (e.g. the answer did not come from the model), or null. */
   checkRules?(task: Task, rollout: RolloutRecord): string | null | Promise<string | null>;
+  /** The answer a correct rollout gives, when the domain can say (`whale domain check` runs the verifier on it); never shown to a harness. */
+  gold?(task: Task): string | null | Promise<string | null>;
   /** Per-rollout diagnostics, stored on the trajectory (also for rollouts that were not answered). */
   diagnostics?(task: Task, rollout: RolloutRecord & { termination: string }): Diagnostics | Promise<Diagnostics>;
   limits: DomainLimits;

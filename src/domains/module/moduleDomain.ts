@@ -260,6 +260,7 @@ export async function loadModuleDomain(o: ModuleDomainOptions): Promise<LoadedMo
     h0Dir: d.h0Dir,
     searchSpace: d.searchSpace,
     codeHash: hash,
+    gold: async (task) => (await thread.call('gold', { task }, verifierMs)) as string | null,
     close: () => thread.close(),
   };
   if (d.hasCheckRules) domain.checkRules = async (task, rollout) => (await thread.call('checkRules', { task, rollout: strip(rollout) }, verifierMs)) as string | null;

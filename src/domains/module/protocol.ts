@@ -42,7 +42,7 @@ export interface DomainDescriptor {
 
 export type FromWorker = { type: 'ready'; descriptor: DomainDescriptor } | { type: 'load-error'; error: SerializedError } | { type: 'result'; id: number; ok: true; value: unknown } | { type: 'result'; id: number; ok: false; error: SerializedError };
 
-export type CallOp = 'verify' | 'checkRules' | 'diagnostics' | 'tool';
+export type CallOp = 'verify' | 'checkRules' | 'diagnostics' | 'tool' | 'gold';
 
 export interface CallMessage {
   id: number;

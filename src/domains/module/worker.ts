@@ -52,6 +52,8 @@ async function call(domain: Domain, m: CallMessage): Promise<unknown> {
       return (await domain.checkRules?.(m.task, m.rollout!)) ?? null;
     case 'diagnostics':
       return await domain.diagnostics?.(m.task, m.rollout as Parameters<NonNullable<Domain['diagnostics']>>[1]);
+    case 'gold':
+      return (await domain.gold?.(m.task)) ?? null;
     case 'tool': {
       const tool = domain.tools.find((t) => t.name === m.tool);
       if (!tool) throw new Error(`no tool '${m.tool}'`);

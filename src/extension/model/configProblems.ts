@@ -37,7 +37,9 @@ export function configProblems(text: string, file: string): ConfigProblem[] {
   const id = config.domain.id;
   if (id !== undefined && !known.includes(id)) problems.push({ ...at(text, ['domain', 'id']), field: 'domain.id', message: `unknown domain '${id}' (known domains: ${known.join(', ')}); for your own use "module" or "data"` });
   if (config.domain.module !== undefined && !existsSync(resolve(root, config.domain.module))) problems.push({ ...at(text, ['domain', 'module']), field: 'domain.module', message: `no domain module at ${resolve(root, config.domain.module)}` });
-  const files = config.domain.data ? (typeof config.domain.data.tasks === 'string' ? { tasks: config.domain.data.tasks } : config.domain.data.tasks) : {};
+  const data = config.domain.data;
+  if (typeof data === 'string' && !existsSync(resolve(root, data))) problems.push({ ...at(text, ['domain', 'data']), field: 'domain.data', message: `no data domain file at ${resolve(root, data)}` });
+  const files = data && typeof data === 'object' ? (typeof data.tasks === 'string' ? { tasks: data.tasks } : data.tasks) : {};
   for (const [k, f] of Object.entries(files)) {
     if (f !== undefined && !existsSync(resolve(root, f))) problems.push({ ...at(text, ['domain', 'data', 'tasks', ...(k === 'tasks' ? [] : [k])]), field: `domain.data.tasks${k === 'tasks' ? '' : `.${k}`}`, message: `no tasks file at ${resolve(root, f)}` });
   }
