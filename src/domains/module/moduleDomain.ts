@@ -67,8 +67,8 @@ export async function bundleDomainModule(moduleFile: string, cacheDir: string): 
 }
 
 function revive(e: SerializedError, fallbackSource: 'tool' | 'verifier'): Error {
-  if (e.name === 'InfraError') return new InfraError(e.source === 'verifier' || e.source === 'tool' ? e.source : fallbackSource, e.message);
-  if (e.name === 'InputError' && e.location) return new InputError(e.location, e.detail ?? e.message);
+  if (e.code === 'infra') return new InfraError(e.source === 'verifier' || e.source === 'tool' ? e.source : fallbackSource, e.message);
+  if (e.code === 'input' && e.location) return new InputError(e.location, e.detail ?? e.message);
   return new WhaleError(e.message, 'domain');
 }
 
@@ -115,7 +115,7 @@ class DomainThread {
           resolve(m.descriptor);
         } else if (m.type === 'load-error') {
           clearTimeout(timer);
-          reject(m.error.name === 'InputError' && m.error.location ? revive(m.error, 'verifier') : new WhaleError(m.error.message.startsWith(this.origin) ? m.error.message : `${this.origin}: ${m.error.message}`, 'domain'));
+          reject(m.error.code === 'input' && m.error.location ? revive(m.error, 'verifier') : new WhaleError(m.error.message.startsWith(this.origin) ? m.error.message : `${this.origin}: ${m.error.message}`, 'domain'));
         } else this.settle(m);
       });
       worker.on('error', (e) => {

@@ -15,7 +15,9 @@ export interface WorkerInit {
 }
 
 export interface SerializedError {
+  /** Our errors are told apart by their code ('input', 'infra'): a bundler may rename classes. */
   name: string;
+  code?: string;
   message: string;
   source?: string;
   location?: { file: string; line?: number; column?: number; field?: string };
@@ -55,6 +57,7 @@ export interface CallMessage {
 
 export function serializeError(e: unknown): SerializedError {
   if (!(e instanceof Error)) return { name: 'Error', message: String(e) };
-  const x = e as Error & { source?: string; location?: SerializedError['location']; detail?: string };
-  return { name: x.name, message: x.message, ...(typeof x.source === 'string' ? { source: x.source } : {}), ...(x.location ? { location: x.location, detail: x.detail } : {}) };
+  const x = e as Error & { code?: unknown; source?: string; location?: SerializedError['location']; detail?: string };
+  const code = typeof x.code === 'string' ? x.code : x.name === 'InfraError' ? 'infra' : x.name === 'InputError' ? 'input' : undefined;
+  return { name: x.name, message: x.message, ...(code ? { code } : {}), ...(typeof x.source === 'string' ? { source: x.source } : {}), ...(x.location ? { location: x.location, detail: x.detail } : {}) };
 }

@@ -19,8 +19,7 @@ async function load(): Promise<Domain> {
   const def = mod.default;
   if (!isDefinedDomain(def)) {
     const err = new Error(`the module's default export must be defineDomain({...}) from 'whale/domain' (got ${def === undefined ? 'no default export' : typeof def})`);
-    err.name = 'InputError';
-    throw Object.assign(err, { location: { file: init.origin, field: 'export default' }, detail: err.message });
+    throw Object.assign(err, { code: 'input', location: { file: init.origin, field: 'export default' }, detail: err.message });
   }
   const domain = await materialise(def, init.options, { origin: init.origin, moduleDir: init.moduleDir, baseDir: init.baseDir, skipTasks: init.skipTasks, ...(init.configFile ? { configFile: init.configFile } : {}), ...(init.secret ? { secret: init.secret } : {}) });
   const tasks = init.skipTasks ? null : (Object.fromEntries(SPLITS.map((s) => [s, domain.tasks(s)])) as Record<Split, Task[]>);
