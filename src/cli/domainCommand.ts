@@ -144,6 +144,8 @@ async function create(values: Values, name: string | undefined): Promise<number>
       text = setConfigSection(text, configFile, 'domain', s.domain);
       text = setConfigSection(text, configFile, 'harness', s.harness);
       writeFileSync(configFile, text);
+      // A new domain starts a new run, from its own h0 (also put in the archive).
+      await finishProject(root, join(root, s.harness));
       console.log(`${basename(configFile)} now uses it (domain and harness)`);
     } else {
       console.log(`to use it, set in ${configFile}:\n  "domain": ${JSON.stringify(s.domain)},\n  "harness": ${JSON.stringify(s.harness)}\n(or run again with --use)`);
