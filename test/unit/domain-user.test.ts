@@ -328,3 +328,29 @@ test('whale domain new/check/domains: scaffolds both kinds; a verifier that acce
   assert.equal(r.status, 2);
   assert.match(r.stderr, /domain\.json:1:\d+: verifier\.tolerance: /);
 });
+
+test('a run on a code domain records the module and its code hash, resumes from the snapshot, and warns when the code changed (whale step, harness-only)', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { readFileSync, readdirSync } = await import('node:fs');
+  const dev = path.join(REPO, 'src', 'cli', 'dev.ts');
+  const tsx = path.join(REPO, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs');
+  const whale = (args: string[], cwd: string) => spawnSync(process.execPath, ['--import', tsx, dev, ...args], { cwd, encoding: 'utf8', timeout: 400_000 });
+  const dir = mkdtempSync(path.join(tmpdir(), 'whale-code-run-'));
+  cpSync(path.join(REPO, 'examples', 'code-domain'), dir, { recursive: true });
+  let r = whale(['step', '--method', 'harness-only'], dir);
+  assert.equal(r.status, 0, r.stderr);
+  const [runId] = readdirSync(path.join(dir, '.whale', 'runs'));
+  const started = readFileSync(path.join(dir, '.whale', 'runs', runId, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; domain?: string; domainSource?: { kind: string; module: string; codeHash: string } }).find((e) => e.type === 'run_started')!;
+  assert.equal(started.domain, 'arith');
+  assert.equal(started.domainSource?.kind, 'module');
+  assert.equal(started.domainSource?.module, path.join(dir, 'domains', 'arith', 'index.ts'));
+  assert.match(started.domainSource!.codeHash, /^[0-9a-f]{64}$/);
+  assert.deepEqual(JSON.parse(readFileSync(path.join(dir, '.whale', 'runs', runId, 'config.json'), 'utf8')).domain, { module: './domains/arith/index.ts', options: {} });
+  const file = path.join(dir, 'domains', 'arith', 'index.ts');
+  writeFileSync(file, readFileSync(file, 'utf8').replace('A worked example of a code domain.', 'A worked example of a code domain (edited).'));
+  r = whale(['step', '--method', 'harness-only'], dir);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, new RegExp(`warning: the domain module .*index\\.ts changed since run ${runId} started`));
+  assert.match(r.stdout, new RegExp(`run ${runId}: schedule complete`));
+  assert.deepEqual(readdirSync(path.join(dir, '.whale', 'runs')), [runId], 'the second step continued the same run');
+});
