@@ -3,7 +3,8 @@
  * (`module`, run in a worker thread, trusted workspaces only) or a data-only domain (`data`).
  */
 import { dirname, join, resolve } from 'node:path';
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { DataDomainSchema, type DataDomainConfig, type DomainRef } from '../core/config.js';
 import { InputError, WhaleError } from '../core/errors.js';
 import { readJsonWithSchema } from '../core/jsonFile.js';
@@ -11,7 +12,7 @@ import { dataDomainDefinition } from './data/dataDomain.js';
 import { materialise } from './definition.js';
 import { loadDomain } from './index.js';
 import { loadModuleDomain } from './module/moduleDomain.js';
-import type { Domain } from './types.js';
+import { SPLITS, type Domain } from './types.js';
 
 export interface ProjectDomainContext {
   /** The folder whale.config.json is in. */
@@ -46,6 +47,21 @@ export function readDataDomainFile(file: string): DataDomainConfig {
   return readJsonWithSchema(file, DataDomainSchema);
 }
 
+/**
+ * A user domain's fingerprint: its code or config, the files its command verifier names, and every
+ * task's private data — so an edited verifier or answer key is never answered from the cache.
+ */
+export function userDomainFingerprint(domain: Domain, identity: string, command?: { command: string[]; cwd: string }): string {
+  const h = createHash('sha256').update(identity);
+  for (const arg of command?.command ?? []) {
+    h.update('\0').update(arg);
+    const f = resolve(command!.cwd, arg);
+    if (existsSync(f) && statSync(f).isFile()) h.update(readFileSync(f));
+  }
+  for (const s of SPLITS) for (const t of domain.tasks(s)) h.update('\0').update(t.id).update('\0').update(JSON.stringify(t.private));
+  return h.digest('hex');
+}
+
 export async function loadProjectDomain(ref: DomainRef, ctx: ProjectDomainContext): Promise<ProjectDomain> {
   const configFile = ctx.configFile ?? join(ctx.baseDir, 'whale.config.json');
   if (ref.module) {
@@ -59,7 +75,9 @@ export async function loadProjectDomain(ref: DomainRef, ctx: ProjectDomainContex
       ...(ctx.secret ? { secret: ctx.secret } : {}),
       ...(ref.loadTimeoutMs ? { loadTimeoutMs: ref.loadTimeoutMs } : {}),
     });
-    return Object.assign(d, { source: { kind: 'module' as const, module: resolve(ctx.baseDir, ref.module), codeHash: d.codeHash } });
+    const moduleFile = resolve(ctx.baseDir, ref.module);
+    d.fingerprint = userDomainFingerprint(d, d.codeHash, d.verifyCommand ? { command: d.verifyCommand.command, cwd: dirname(moduleFile) } : undefined);
+    return Object.assign(d, { source: { kind: 'module' as const, module: moduleFile, codeHash: d.codeHash } });
   }
   if (ref.data) {
     // A data domain in its own file (domains/NAME/domain.json): its paths resolve against that file's folder.
@@ -68,6 +86,7 @@ export async function loadProjectDomain(ref: DomainRef, ctx: ProjectDomainContex
     if (data.verifier.kind === 'command' && !ctx.trusted) throw new WhaleError(`${file}: the verifier is a command and runs only in a trusted workspace`, 'untrusted');
     const def = dataDomainDefinition(data, file);
     const d = await materialise(def, ref.options, { origin: file, moduleDir: dirname(file), baseDir: dirname(file), configFile, ...(ctx.secret ? { secret: ctx.secret } : {}) });
+    d.fingerprint = userDomainFingerprint(d, JSON.stringify(data), data.verifier.kind === 'command' ? { command: data.verifier.command, cwd: dirname(file) } : undefined);
     return Object.assign(d, { close: async () => {}, source: { kind: 'data' as const } });
   }
   const d = await loadDomain(ref.id!, ref.options, { baseDir: ctx.baseDir, ...(ctx.secret ? { secret: ctx.secret } : {}), ...(ctx.trusted !== undefined ? { trusted: ctx.trusted } : {}) });

@@ -79,6 +79,12 @@ export interface Domain {
   /** Per-rollout diagnostics, stored on the trajectory (also for rollouts that were not answered). */
   diagnostics?(task: Task, rollout: RolloutRecord & { termination: string }): Diagnostics | Promise<Diagnostics>;
   limits: DomainLimits;
+  /**
+   * Identifies what decides a verdict besides the public tasks — the domain's code, its verifier, its
+   * private task data — for users' domains, whose files change: cached results are reused only under
+   * the same fingerprint. Built-ins (versioned with WHALE) leave it unset.
+   */
+  fingerprint?: string;
   /** Absolute path of the initial harness h0 folder. */
   h0Dir: string;
   /** Plain-text description of what candidates may change, for proposers. */

@@ -354,3 +354,24 @@ test('a run on a code domain records the module and its code hash, resumes from 
   assert.match(r.stdout, new RegExp(`run ${runId}: schedule complete`));
   assert.deepEqual(readdirSync(path.join(dir, '.whale', 'runs')), [runId], 'the second step continued the same run');
 });
+
+test("a user domain's cached results are reused only while its verifier and answer key are unchanged", async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { readFileSync } = await import('node:fs');
+  const dev = path.join(REPO, 'src', 'cli', 'dev.ts');
+  const tsx = path.join(REPO, 'node_modules', 'tsx', 'dist', 'esm', 'index.mjs');
+  const evalJson = (cwd: string) => {
+    const r = spawnSync(process.execPath, ['--import', tsx, dev, 'eval', '--k', '1', '--limit', '3', '--json'], { cwd, encoding: 'utf8', timeout: 240_000 });
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout) as { cacheHit: boolean; newRollouts: number };
+  };
+  const dir = mkdtempSync(path.join(tmpdir(), 'whale-data-cache-'));
+  cpSync(path.join(REPO, 'examples', 'data-domain'), dir, { recursive: true });
+  assert.equal(evalJson(dir).newRollouts, 3);
+  assert.equal(evalJson(dir).cacheHit, true);
+  const csv = path.join(dir, 'domains', 'capitals', 'tasks.csv');
+  writeFileSync(csv, readFileSync(csv, 'utf8').replace(',Paris,', ',Lutetia,'));
+  const after = evalJson(dir);
+  assert.equal(after.cacheHit, false, 'an edited answer key is not answered from the cache');
+  assert.equal(after.newRollouts, 3);
+});

@@ -41,6 +41,8 @@ export interface ModuleDomainOptions {
 export interface LoadedModuleDomain extends Domain {
   /** sha256 of the bundled module (the domain code as it ran): recorded with a run. */
   codeHash: string;
+  /** The module's command verifier, when verify is one. */
+  verifyCommand?: DomainDescriptor['verifyCommand'];
   summary?: string;
   /** Ends the worker thread. */
   close(): Promise<void>;
@@ -260,6 +262,7 @@ export async function loadModuleDomain(o: ModuleDomainOptions): Promise<LoadedMo
     h0Dir: d.h0Dir,
     searchSpace: d.searchSpace,
     codeHash: hash,
+    ...(cmd ? { verifyCommand: cmd } : {}),
     gold: async (task) => (await thread.call('gold', { task }, verifierMs)) as string | null,
     close: () => thread.close(),
   };
