@@ -85,3 +85,11 @@ test('verifier library: an unavailable kind or a bad extract pattern is an Input
   assert.throws(() => lib({ kind: 'boxed-math' }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.data.verifier.kind' && /not available in this build/.test(e.message));
   assert.throws(() => lib({ kind: 'exact', extract: '(' }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.data.verifier.extract');
 });
+
+test('definitionEntry makes a registry entry of a definition (async tasks welcome)', async () => {
+  const { definitionEntry } = await import('../../src/domains/index.js');
+  const e = definitionEntry(defineDomain({ ...base, id: 'later', description: 'First sentence. Second one.', tasks: async () => [{ id: 'a', question: 'q', split: 'val' as const }] }));
+  assert.deepEqual({ id: e.id, regime: e.regime, summary: e.summary }, { id: 'later', regime: 'unknown', summary: 'First sentence.' });
+  const d = await e.create({}, {});
+  assert.deepEqual(d.tasks('val').map((t) => t.id), ['a']);
+});
