@@ -103,7 +103,9 @@ class DomainThread {
   }
 
   private spawn(skipTasks: boolean, loadTimeoutMs: number): Promise<DomainDescriptor> {
-    const worker = new Worker(this.workerFile, { workerData: { ...this.init, skipTasks } satisfies WorkerInit, stdout: false, stderr: false });
+    const worker = new Worker(this.workerFile, { workerData: { ...this.init, skipTasks } satisfies WorkerInit, stdout: true, stderr: false });
+    // What domain code prints goes to stderr: stdout belongs to the command (e.g. `whale eval --json`).
+    worker.stdout.pipe(process.stderr, { end: false });
     worker.unref(); // a domain never keeps the CLI alive
     this.worker = worker;
     this.ready = new Promise<DomainDescriptor>((resolve, reject) => {
