@@ -375,3 +375,11 @@ test("a user domain's cached results are reused only while its verifier and answ
   assert.equal(after.cacheHit, false, 'an edited answer key is not answered from the cache');
   assert.equal(after.newRollouts, 3);
 });
+
+test('a module whose tasks() never returns is stopped at loadTimeoutMs with a clear error', async () => {
+  const dir = project({ 'stuck.ts': `import { defineDomain } from 'whale/domain';
+export default defineDomain({ id: 'stuck', title: 't', description: 'd', h0: '.', searchSpace: 's', verify: () => true, tasks: () => { for (;;) {} } });` });
+  const t0 = Date.now();
+  await assert.rejects(load(dir, { module: 'stuck.ts', loadTimeoutMs: 1500 }), (e: unknown) => e instanceof WhaleError && /stuck\.ts: the domain did not load within 1500 ms/.test((e as Error).message));
+  assert.ok(Date.now() - t0 < 20_000);
+});
