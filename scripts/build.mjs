@@ -40,13 +40,25 @@ await Promise.all([
   // The harness runtime looks beside the CLI bundle for the SDK (aliased as 'whale-harness' when a
   // candidate is bundled) and for the worker bootstrap (src/harness/assets.ts).
   build({ ...common, sourcemap: false, entryPoints: ['src/harness/worker/bootstrap.ts'], outfile: 'dist/whale-bootstrap.mjs', format: 'esm', minify: true }),
+  // The worker thread that runs a user's domain module (src/domains/module/assets.ts looks beside the CLI bundle).
+  build({
+    ...common,
+    sourcemap: false,
+    entryPoints: ['src/domains/module/worker.ts'],
+    outfile: 'dist/whale-domain-worker.mjs',
+    format: 'esm',
+    alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
+    banner: { js: "import { createRequire as __whaleCreateRequire } from 'node:module'; const require = __whaleCreateRequire(import.meta.url);" },
+  }),
   // The dashboard webview: its script with uPlot and zod, its stylesheet with uPlot's, nothing
   // loaded from anywhere else (the panel's CSP allows only these two files).
   build({ bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: true, logLevel: 'warning', entryPoints: { dashboard: 'src/extension/dashboard/webview/main.ts' }, outdir: 'media/dist' }),
 ]);
 mkdirSync('dist', { recursive: true });
 copyFileSync('src/harness/sdk.ts', 'dist/whale-harness-sdk.ts');
+// `whale/domain` for users' domain modules (aliased when the engine bundles one; types for their editor).
+copyFileSync('src/domains/sdk.ts', 'dist/whale-domain-sdk.ts');
 const wasmDir = dirname(createRequire(import.meta.url).resolve('@tensorflow/tfjs-backend-wasm'));
 const wasm = readdirSync(wasmDir).filter((f) => f.endsWith('.wasm'));
 for (const f of wasm) copyFileSync(join(wasmDir, f), join('dist', f));
-console.log(`built dist/extension.cjs, dist/cli.mjs, dist/whale-bootstrap.mjs, dist/whale-harness-sdk.ts, ${wasm.length} tfjs .wasm files, media/dist/dashboard.{js,css}`);
+console.log(`built dist/extension.cjs, dist/cli.mjs, dist/whale-bootstrap.mjs, dist/whale-domain-worker.mjs, dist/whale-harness-sdk.ts, dist/whale-domain-sdk.ts, ${wasm.length} tfjs .wasm files, media/dist/dashboard.{js,css}`);

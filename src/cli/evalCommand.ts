@@ -1,7 +1,8 @@
 import { join, resolve } from 'node:path';
 import { ResultStore } from '../archive/resultStore.js';
 import { InputError } from '../core/errors.js';
-import { domainH0Dir, loadDomain } from '../domains/index.js';
+import { domainH0Dir } from '../domains/index.js';
+import { loadProjectDomain } from '../domains/load.js';
 import { SPLITS, type Split } from '../domains/types.js';
 import { evaluate } from '../engine/evaluate.js';
 import { HarnessRuntime } from '../harness/runtime.js';
@@ -30,7 +31,8 @@ export const evalCommand: CommandSpec = {
   async run(values) {
     const project = resolveProject(values, { harness: domainH0Dir });
     const { config } = project;
-    const domain = await loadDomain(config.domain.id, config.domain.options, { baseDir: project.root });
+    // The CLI runs in the user's own terminal: a trusted place for the domain's code.
+    const domain = await loadProjectDomain(config.domain, { baseDir: project.root, trusted: true, cacheDir: join(project.storeDir, 'cache'), ...(project.configFile ? { configFile: project.configFile } : {}) });
     const harnessDir = typeof values.harness === 'string' ? resolve(values.harness) : config.harness;
     const split = (typeof values.split === 'string' ? values.split : config.evaluation.split) as Split;
     if (!SPLITS.includes(split)) throw new InputError({ file: '(command line)', field: '--split' }, `must be one of ${SPLITS.join(', ')}`);
@@ -80,6 +82,7 @@ export const evalCommand: CommandSpec = {
     } finally {
       await runtime.close();
       await backend.close();
+      await domain.close();
     }
   },
 };

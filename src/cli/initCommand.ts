@@ -11,12 +11,12 @@ import type { CommandSpec } from './main.js';
  * The project template: sized so a whole WHALE run (2 cycles) finishes in minutes on a 2-core CPU
  * with the embedded policy. Real runs on remote backends raise B, G, the splits and k.
  */
-export function templateConfig(name: string, domain: string, template: Template = 'standard'): Record<string, unknown> {
+export function templateConfig(name: string, domain: string, template: Template = 'standard', own?: { domain: Record<string, unknown>; harness: string }): Record<string, unknown> {
   const config: Record<string, unknown> = {
     $schema: './.whale-schema.json',
     name,
-    domain: { id: domain, options: { sizes: { weight: 512, val: 128 } } },
-    harness: 'harnesses/h0',
+    domain: own?.domain ?? { id: domain, options: { sizes: { weight: 512, val: 128 } } },
+    harness: own?.harness ?? 'harnesses/h0',
     backend: { kind: 'embedded', model: 'base' },
     sampling: { temperature: 1, top_p: 1, max_tokens: 64 },
     evaluation: { k: 4, split: 'val', seed: 0, concurrency: 32 },
@@ -26,7 +26,7 @@ export function templateConfig(name: string, domain: string, template: Template 
     search: { proposer: 'knob', candidatesPerRound: 3, acceptance: 'archive-best', harnessTasks: 128 },
     schedule: { epochs: 0.25, iterations: 3, cycles: 2 },
   };
-  if (template === 'tiny') Object.assign(config, { ...TINY, domain: { id: domain, options: { sizes: { weight: 32, harness: 8, val: 16, test: 16 } } } });
+  if (template === 'tiny') Object.assign(config, { ...TINY, domain: own?.domain ?? { id: domain, options: { sizes: { weight: 32, harness: 8, val: 16, test: 16 } } } });
   WhaleConfigSchema.parse(config); // the template must always be a valid config
   return config;
 }
@@ -42,6 +42,18 @@ const TINY = {
   schedule: { epochs: 0.25, iterations: 2, cycles: 1 },
   budget: { rollouts: 400 },
 };
+
+/** What every new project gets besides its config: the schema, a fresh run pointer, h0 in the archive, a .gitignore. */
+export async function finishProject(dir: string, h0: string): Promise<void> {
+  const schema = join(resourcesDir(), 'whale.config.schema.json');
+  if (existsSync(schema)) cpSync(schema, join(dir, '.whale-schema.json'));
+  // A new config starts a new run: `whale step` must not continue a run made under the old one.
+  rmSync(join(dir, '.whale', 'current-run'), { force: true });
+  // The archive starts with h0, so the side bar shows the harness before the first run.
+  const archive = await HarnessArchive.open(join(dir, '.whale', 'archive.git'));
+  await archive.add(h0, { parents: [], message: 'h0: the initial harness', meta: { round: 0, origin: 'seed', hypothesis: 'the initial harness h0' } });
+  if (!existsSync(join(dir, '.gitignore'))) writeFileSync(join(dir, '.gitignore'), '.whale/\n');
+}
 
 export const initCommand: CommandSpec = {
   summary: 'scaffold a WHALE project: whale.config.json, the domain\'s h0 harness, .gitignore',
@@ -59,14 +71,7 @@ export const initCommand: CommandSpec = {
     const h0 = join(dir, 'harnesses', 'h0');
     cpSync(domain.h0Dir, h0, { recursive: true, force: true });
     writeFileSync(configFile, JSON.stringify(templateConfig(typeof values.name === 'string' ? values.name : `${domainId}-agent`, domainId, template), null, 2) + '\n');
-    const schema = join(resourcesDir(), 'whale.config.schema.json');
-    if (existsSync(schema)) cpSync(schema, join(dir, '.whale-schema.json'));
-    // A new config starts a new run: `whale step` must not continue a run made under the old one.
-    rmSync(join(dir, '.whale', 'current-run'), { force: true });
-    // The archive starts with h0, so the side bar shows the harness before the first run.
-    const archive = await HarnessArchive.open(join(dir, '.whale', 'archive.git'));
-    await archive.add(h0, { parents: [], message: 'h0: the initial harness', meta: { round: 0, origin: 'seed', hypothesis: 'the initial harness h0' } });
-    if (!existsSync(join(dir, '.gitignore'))) writeFileSync(join(dir, '.gitignore'), '.whale/\n');
+    await finishProject(dir, h0);
     console.log(`created ${configFile} and ${h0} (domain ${domainId}: ${listDomains().find((d) => d.id === domainId)?.title ?? ''})`);
     console.log('next: `whale step` runs one phase, `whale run` the whole schedule, `whale status` shows where it is');
     return 0;

@@ -4,6 +4,7 @@ import { evalCommand } from './evalCommand.js';
 import { initCommand } from './initCommand.js';
 import { serveCommand } from './serveCommand.js';
 import { domainsCommand } from './domainsCommand.js';
+import { domainCommand } from './domainCommand.js';
 import { runCommand, statusCommand, stepCommand, stopCommand } from './runCommands.js';
 import { reportCommand } from './reportCommand.js';
 import { candidateCommand } from './candidateCommand.js';
@@ -30,6 +31,7 @@ const COMMANDS: Record<string, CommandSpec> = {
   eval: evalCommand,
   serve: serveCommand,
   domains: domainsCommand,
+  domain: domainCommand,
   candidate: candidateCommand,
   annotate: annotateCommand,
   backend: backendCommand,

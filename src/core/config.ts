@@ -98,12 +98,89 @@ export const EvaluationSchema = z
   .strict();
 export type EvaluationConfig = z.infer<typeof EvaluationSchema>;
 
-export const DomainRefSchema = z
+const SPLIT_NAMES = ['weight', 'harness', 'val', 'test'] as const;
+
+/** Verifiers of a data-only domain (src/domains/verifiers/library.ts). */
+const extract = { extract: z.string().optional().describe('a regular expression applied to the final answer first: its group 1 (else the whole match) is what is compared; no match is a failed task') };
+export const VerifierSpecSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('exact'), caseSensitive: z.boolean().default(false).describe('compare case too (whitespace at the ends is always trimmed)'), ...extract }).strict(),
+  z.object({ kind: z.literal('normalised-em'), ...extract }).strict().describe('SQuAD normalisation (lower case, no punctuation or articles), equal to any gold answer'),
+  z.object({ kind: z.literal('token-f1'), threshold: z.number().min(0).max(1).default(1).describe('pass when the best token F1 reaches this; the score is the F1'), ...extract }).strict(),
+  z.object({ kind: z.literal('numeric'), tolerance: z.number().nonnegative().default(1e-6), relative: z.boolean().default(false).describe('tolerance relative to |gold|'), ...extract }).strict(),
+  z.object({ kind: z.literal('regex'), flags: z.string().regex(/^[imsu]*$/).default('').describe('flags of the gold regular expressions'), ...extract }).strict().describe('each gold answer is a regular expression the whole (trimmed) answer must match'),
+  z.object({ kind: z.literal('boxed-math'), ...extract }).strict().describe('the last \\boxed{} of the answer, equivalent to the gold answer (CAS, numeric fallback)'),
+  z
+    .object({
+      kind: z.literal('command'),
+      command: z.array(z.string().min(1)).min(1).describe('argv, run in the config file\'s folder: the rollout as JSON on stdin, a verdict JSON {pass, score?, extracted?, reason?} on stdout'),
+      timeoutMs: z.number().int().positive().default(30_000),
+    })
+    .strict(),
+]);
+export type VerifierSpec = z.infer<typeof VerifierSpecSchema>;
+
+export const HttpToolSchema = z
   .object({
-    id: z.string().min(1).describe('a built-in domain (kbqa, ramble) or a path to a domain pack'),
-    options: z.record(z.string(), z.unknown()).default({}),
+    name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/),
+    description: z.string().min(1),
+    parameters: z.record(z.string(), z.unknown()).default({ type: 'object' }).describe('JSON schema of the arguments object'),
+    url: z.string().url().describe('the arguments are POSTed here as JSON; the response text is the observation'),
+    timeoutMs: z.number().int().positive().default(30_000),
+    privateArgs: z.record(z.string(), z.string()).optional().describe('arguments filled from the task\'s private row fields (argument name → field); nothing private is sent otherwise'),
   })
   .strict();
+export type HttpToolConfig = z.infer<typeof HttpToolSchema>;
+
+export const DomainLimitsSchema = z
+  .object({
+    maxTurns: z.number().int().positive().optional(),
+    maxTokensPerCall: z.number().int().positive().optional(),
+    maxAssistantTokens: z.number().int().positive().optional(),
+    verifierTimeoutMs: z.number().int().positive().optional(),
+  })
+  .strict();
+
+export const DataDomainSchema = z
+  .object({
+    id: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/).default('data').describe('names the domain in trajectories and reports'),
+    title: z.string().optional(),
+    description: z.string().optional(),
+    tasks: z.union([z.string().min(1), z.object(Object.fromEntries(SPLIT_NAMES.map((s) => [s, z.string().min(1).optional()]))).strict()]).describe('one task file (JSONL, JSON, CSV or Parquet; rows without a split field are split by a hash of their id), or one file per split'),
+    format: z.enum(['jsonl', 'json', 'csv', 'parquet']).optional().describe('default: from the file extension'),
+    fields: z
+      .object({
+        id: z.string().default('id'),
+        question: z.string().default('question'),
+        answer: z.string().default('answer').describe('a field holding one gold answer'),
+        answers: z.string().optional().describe('a field holding a list of gold answers (used instead of answer)'),
+        split: z.string().default('split'),
+        meta: z.array(z.string()).default([]).describe('row fields a harness may see (everything else stays private)'),
+      })
+      .strict()
+      .prefault({}),
+    verifier: VerifierSpecSchema,
+    tools: z.array(HttpToolSchema).default([]),
+    h0: z.string().optional().describe('the initial harness folder, relative to the config file (default: the generic qa-h0)'),
+    limits: DomainLimitsSchema.optional(),
+    searchSpace: z.string().optional().describe('what a proposer may change (plain text)'),
+  })
+  .strict();
+export type DataDomainConfig = z.infer<typeof DataDomainSchema>;
+
+export const DomainRefSchema = z
+  .object({
+    id: z.string().min(1).optional().describe('a built-in domain (see `whale domains`)'),
+    module: z.string().min(1).optional().describe("a code domain: a module (TS or JS, relative to the config file) whose default export is defineDomain({...}) from 'whale/domain'"),
+    data: z.union([z.string().min(1), DataDomainSchema]).optional().describe('a data-only domain: task files, a verifier from the library, HTTP tools — inline, or the path of a JSON file holding them (its relative paths resolve against its own folder)'),
+    options: z.record(z.string(), z.unknown()).default({}).describe("the domain's options (built-ins: tasksFile, sizes; a module: what its options schema accepts)"),
+    loadTimeoutMs: z.number().int().positive().optional().describe("a module's tasks() must finish within this (default 120000)"),
+  })
+  .strict()
+  .superRefine((d, ctx) => {
+    const given = (['id', 'module', 'data'] as const).filter((k) => d[k] !== undefined);
+    if (given.length !== 1) ctx.addIssue({ code: 'custom', path: given.length > 1 ? [given[1]] : [], message: given.length === 0 ? 'name a domain: "id" (built-in), "module" (code) or "data" (task files)' : `give only one of "id", "module" and "data" (got ${given.join(', ')})` });
+  });
+export type DomainRef = z.infer<typeof DomainRefSchema>;
 
 /** Online RSFT (weight phase). Embedded defaults fit a 2-core CPU; the paper's are B 256, G 8, lr 1e-7, minibatch 64. */
 export const RsftSchema = z

@@ -7,7 +7,7 @@ import { parseJsonLines } from '../core/jsonFile.js';
 import { hashSeed } from '../core/rng.js';
 import type { Verdict } from '../core/trajectory.js';
 import { normaliseAnswer, wordsOf } from './text.js';
-import { SPLITS, type RolloutRecord, type Split, type Task } from './types.js';
+import { SPLITS, type Split, type Task } from './types.js';
 
 /** Options every built-in domain accepts (`domain.options` in whale.config.json). */
 export const BuiltinDomainOptions = z
@@ -46,10 +46,23 @@ export function splitSeed(domainId: string, split: Split, index: number): number
   return hashSeed(`whale:${domainId}:${split}:v1:${index}`);
 }
 
+/**
+ * MurmurHash3's finaliser. FNV-1a alone leaves ids that differ in their last character (q-1, q-2…)
+ * with nearly the same top bits, which put every such task into one split.
+ */
+function mix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
 /** Where a task without a `split` field in a tasks file goes: a stable hash of its id, weighted like the default sizes. */
 export function assignSplit(id: string, sizes: Record<Split, number>): Split {
   const total = SPLITS.reduce((a, s) => a + sizes[s], 0);
-  let x = (hashSeed(`whale:split:${id}`) / 4294967296) * total;
+  let x = (mix32(hashSeed(`whale:split:${id}`)) / 4294967296) * total;
   for (const s of SPLITS) {
     if (x < sizes[s]) return s;
     x -= sizes[s];
@@ -106,12 +119,18 @@ export function exactMatchVerdict(expected: string, answer: string | null): Verd
   return { pass: false, score: 0, extracted: got, reason: `expected ${want}, got ${got}` };
 }
 
+/** The part of a rollout the text rules read (a RolloutRecord, or the SDK's RolloutView). */
+export interface RolloutText {
+  finalAnswer: string | null;
+  modelCalls: { messages: { role: string; content: string }[]; completion: string }[];
+}
+
 /**
  * Domain rule shared by both toy domains: the final answer must be text the model wrote (its words
  * appear, in order, in one completion), and no message sent to the model may contain chat-template
  * markers (`<|…|>`), which would let a harness forge turns inside a message.
  */
-export function answerFromModelRule(rollout: RolloutRecord): string | null {
+export function answerFromModelRule(rollout: RolloutText): string | null {
   for (const call of rollout.modelCalls) {
     for (const m of call.messages) {
       if (m.content.includes('<|')) return `a ${m.role} message sent to the model contains a chat-template marker '<|': harness text may not forge turns`;

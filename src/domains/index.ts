@@ -7,12 +7,14 @@ import { KBQA_ID, createKbqaDomain } from './kbqa.js';
 import { MATH_ID, MATH_TITLE, createMathDomain } from './math/index.js';
 import { RAMBLE_ID, createRambleDomain } from './ramble.js';
 import { SEARCHQA_ID, createSearchqaDomain } from './searchqa/index.js';
+import { materialise } from './definition.js';
+import type { DefinedDomain, DomainDefinition } from './sdk.js';
 import type { Domain } from './types.js';
 
 export type { Domain } from './types.js';
 export type { DomainContext } from './common.js';
 
-interface Entry {
+export interface Entry {
   id: string;
   title: string;
   regime: Domain['regime'];
@@ -92,4 +94,18 @@ export async function loadDomain(id: string, options: unknown = {}, ctx: DomainC
   const entry = REGISTRY.find((e) => e.id === id);
   if (!entry) throw new UnknownDomainError(id);
   return await entry.create(options, ctx);
+}
+
+/**
+ * A registry entry from a `defineDomain` definition (what the built-ins' `create` does by hand):
+ * `REGISTRY` may list `definitionEntry(myDefinition)` beside literal entries.
+ */
+export function definitionEntry(def: DefinedDomain<never, unknown> | DomainDefinition<never, unknown>, moduleDir?: string): Entry {
+  return {
+    id: def.id,
+    title: def.title,
+    regime: def.regime ?? 'unknown',
+    summary: def.summary ?? def.description.split(/(?<=\.)\s/)[0],
+    create: (options, ctx) => materialise(def as DomainDefinition<unknown, unknown>, options, { origin: `built-in domain ${def.id}`, moduleDir: moduleDir ?? process.cwd(), ...ctx }),
+  };
 }

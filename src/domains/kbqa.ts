@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { InputError } from '../core/errors.js';
 import { Rng, hashSeed } from '../core/rng.js';
 import {
-  type BuiltinDomainOptions,
+  BuiltinDomainOptions,
   type DomainContext,
   TaskRowBase,
   answerFromModelRule,
@@ -11,11 +11,12 @@ import {
   exactMatchVerdict,
   groupBySplit,
   harnessDir,
-  lazySplits,
   loadTaskLines,
   splitSeed,
 } from './common.js';
 import { type Fact, KBQA_FEEDBACK, KBQA_INSTRUCTIONS, kbqaQuestion, normaliseAnswer, observationText } from './text.js';
+import { materialiseSync } from './definition.js';
+import { defineDomain, type TaskInput } from './sdk.js';
 import type { Domain, Json, Split, Task, ToolSpec } from './types.js';
 import { ATTRIBUTES, ENTITY_ATTRIBUTES, NAMES, VALUES, VALUE_ATTRIBUTES, type ValueAttribute } from './vocab.js';
 
@@ -172,30 +173,36 @@ Code may also: rewrite queries (a query naming an attribute, e.g. "Lodos pet", r
 passages shown, add turns. Limits: 6 model calls, 24 completion tokens per call. Rule: the final answer must be words the
 model wrote in one of its completions, and no message may contain chat-template markers ("<|").`;
 
-export function createKbqaDomain(opts: BuiltinDomainOptions = {}, ctx: DomainContext = {}): Domain {
-  const sizes = effectiveSizes(KBQA_SIZES, opts);
-  const fromFile = opts.tasksFile ? loadKbqaFile(opts.tasksFile, ctx) : null;
-  const tasks = lazySplits((split) => {
-    if (fromFile) return fromFile[split];
-    const out: Task[] = [];
-    for (let i = 0; i < sizes[split]; i++) {
-      out.push(generateKbqaTask(new Rng(splitSeed(KBQA_ID, split, i)), `kbqa-${split}-${String(i).padStart(4, '0')}`, split));
+function inputsOf(tasks: Task[]): TaskInput<KbqaPrivate>[] {
+  return tasks.map((t) => ({ id: t.id, question: t.public.question, ...(t.public.meta ? { meta: t.public.meta } : {}), private: t.private as unknown as KbqaPrivate }));
+}
+
+/** kbqa as a `defineDomain` definition: the same contract a user's domain module uses. */
+export const kbqaDefinition = defineDomain<BuiltinDomainOptions, KbqaPrivate>({
+  id: KBQA_ID,
+  title: 'kbqa — multi-hop questions over a fresh knowledge base',
+  description:
+    '1- and 2-hop questions ("What is the pet of the friend of Lodos ?") over a per-task knowledge base reached through an imperfect search tool. Harness-dominated: instruction, top-k, search budget and parsing decide most of the success.',
+  summary: '1- and 2-hop questions answered through an imperfect search tool; the harness decides most of the success.',
+  regime: 'harness-dominated',
+  options: BuiltinDomainOptions,
+  tasks({ options, baseDir }) {
+    if (options.tasksFile) {
+      const fromFile = loadKbqaFile(options.tasksFile, { baseDir });
+      return { weight: inputsOf(fromFile.weight), harness: inputsOf(fromFile.harness), val: inputsOf(fromFile.val), test: inputsOf(fromFile.test) };
     }
-    return out;
-  });
-  return {
-    id: KBQA_ID,
-    title: 'kbqa — multi-hop questions over a fresh knowledge base',
-    description:
-      '1- and 2-hop questions ("What is the pet of the friend of Lodos ?") over a per-task knowledge base reached through an imperfect search tool. Harness-dominated: instruction, top-k, search budget and parsing decide most of the success.',
-    regime: 'harness-dominated',
-    splitSizes: fromFile ? { weight: fromFile.weight.length, harness: fromFile.harness.length, val: fromFile.val.length, test: fromFile.test.length } : sizes,
-    tasks,
-    tools: [searchTool],
-    verify: (task, rollout) => exactMatchVerdict(kbqaPrivate(task).answer, rollout.finalAnswer),
-    checkRules: (_task, rollout) => answerFromModelRule(rollout),
-    limits: { maxTurns: 6, maxTokensPerCall: 24 },
-    h0Dir: harnessDir('kbqa-h0'),
-    searchSpace: KBQA_SEARCH_SPACE,
-  };
+    const sizes = effectiveSizes(KBQA_SIZES, options);
+    const gen = (split: Split) => () => inputsOf(Array.from({ length: sizes[split] }, (_, i) => generateKbqaTask(new Rng(splitSeed(KBQA_ID, split, i)), `kbqa-${split}-${String(i).padStart(4, '0')}`, split)));
+    return { weight: gen('weight'), harness: gen('harness'), val: gen('val'), test: gen('test') };
+  },
+  tools: [{ ...searchTool, call: (args, task) => searchTool.call(args, task as unknown as Task) }],
+  verify: (task, rollout) => exactMatchVerdict(task.private.answer, rollout.finalAnswer),
+  checkRules: (_task, rollout) => answerFromModelRule(rollout),
+  limits: { maxTurns: 6, maxTokensPerCall: 24 },
+  h0: harnessDir('kbqa-h0'),
+  searchSpace: KBQA_SEARCH_SPACE,
+});
+
+export function createKbqaDomain(opts: BuiltinDomainOptions = {}, ctx: DomainContext = {}): Domain {
+  return materialiseSync(kbqaDefinition, opts, { origin: 'built-in domain kbqa', moduleDir: harnessDir('kbqa-h0'), ...ctx });
 }

@@ -1,7 +1,7 @@
 import { InputError } from '../core/errors.js';
 import { Rng } from '../core/rng.js';
 import {
-  type BuiltinDomainOptions,
+  BuiltinDomainOptions,
   type DomainContext,
   TaskRowBase,
   answerFromModelRule,
@@ -10,12 +10,14 @@ import {
   exactMatchVerdict,
   groupBySplit,
   harnessDir,
-  lazySplits,
   loadTaskLines,
   splitSeed,
 } from './common.js';
+import { type RolloutText } from './common.js';
 import { type Fact, RAMBLE_INSTRUCTIONS, rambleQuestion, wordsOf } from './text.js';
-import type { Domain, Json, RolloutRecord, Split, Task } from './types.js';
+import { materialiseSync } from './definition.js';
+import { defineDomain, type TaskInput } from './sdk.js';
+import type { Domain, Json, Split, Task } from './types.js';
 import { NAMES, VALUES, VALUE_ATTRIBUTES } from './vocab.js';
 
 export const RAMBLE_ID = 'ramble';
@@ -41,16 +43,12 @@ export function generateRambleTask(rng: Rng, id: string, split: Split): Task {
   return { id, split, public: { id, question: rambleQuestion(facts, asked), meta: {} }, private: priv as unknown as Json };
 }
 
-function ramblePrivate(task: Task): RamblePrivate {
-  return task.private as unknown as RamblePrivate;
-}
-
 /**
  * ramble's rules: the shared one (the answer is the model's own words; no template markers), plus: no
  * forged turns — the domain has no tools, so a message to the model may not have role `tool`, and an
  * `assistant` message must repeat one of the model's earlier completions in this rollout.
  */
-export function rambleRules(rollout: RolloutRecord): string | null {
+export function rambleRules(rollout: RolloutText): string | null {
   const earlier: string[] = [];
   for (const call of rollout.modelCalls) {
     for (const m of call.messages) {
@@ -90,30 +88,36 @@ Rules: the final answer must be words the model wrote in a completion (a harness
 no tool messages, no assistant messages the model did not write, no chat-template markers ("<|") in any message.
 Limits: 1 model call, ${RAMBLE_TOKENS_PER_CALL} completion tokens. This domain is built to be weight-dominated: expect little from harness changes.`;
 
-export function createRambleDomain(opts: BuiltinDomainOptions = {}, ctx: DomainContext = {}): Domain {
-  const sizes = effectiveSizes(RAMBLE_SIZES, opts);
-  const fromFile = opts.tasksFile ? loadRambleFile(opts.tasksFile, ctx) : null;
-  const tasks = lazySplits((split) => {
-    if (fromFile) return fromFile[split];
-    const out: Task[] = [];
-    for (let i = 0; i < sizes[split]; i++) {
-      out.push(generateRambleTask(new Rng(splitSeed(RAMBLE_ID, split, i)), `ramble-${split}-${String(i).padStart(4, '0')}`, split));
+function inputsOf(tasks: Task[]): TaskInput<RamblePrivate>[] {
+  return tasks.map((t) => ({ id: t.id, question: t.public.question, meta: t.public.meta ?? {}, private: t.private as unknown as RamblePrivate }));
+}
+
+/** ramble as a `defineDomain` definition: the same contract a user's domain module uses. */
+export const rambleDefinition = defineDomain<BuiltinDomainOptions, RamblePrivate>({
+  id: RAMBLE_ID,
+  title: 'ramble — answer before the token budget runs out',
+  description:
+    'Copy a value stated in the question, in one model call of 24 tokens. The base model rambles before answering most of the time whatever it is told, so answers get cut off. Weight-dominated: only training removes the rambling.',
+  summary: 'copy a value stated in the question in one 24-token call; the base model rambles, only training fixes it.',
+  regime: 'weight-dominated',
+  options: BuiltinDomainOptions,
+  tasks({ options, baseDir }) {
+    if (options.tasksFile) {
+      const fromFile = loadRambleFile(options.tasksFile, { baseDir });
+      return { weight: inputsOf(fromFile.weight), harness: inputsOf(fromFile.harness), val: inputsOf(fromFile.val), test: inputsOf(fromFile.test) };
     }
-    return out;
-  });
-  return {
-    id: RAMBLE_ID,
-    title: 'ramble — answer before the token budget runs out',
-    description:
-      'Copy a value stated in the question, in one model call of 24 tokens. The base model rambles before answering most of the time whatever it is told, so answers get cut off. Weight-dominated: only training removes the rambling.',
-    regime: 'weight-dominated',
-    splitSizes: fromFile ? { weight: fromFile.weight.length, harness: fromFile.harness.length, val: fromFile.val.length, test: fromFile.test.length } : sizes,
-    tasks,
-    tools: [],
-    verify: (task, rollout) => exactMatchVerdict(ramblePrivate(task).answer, rollout.finalAnswer),
-    checkRules: (_task, rollout) => rambleRules(rollout),
-    limits: { maxTurns: 1, maxTokensPerCall: RAMBLE_TOKENS_PER_CALL },
-    h0Dir: harnessDir('ramble-h0'),
-    searchSpace: RAMBLE_SEARCH_SPACE,
-  };
+    const sizes = effectiveSizes(RAMBLE_SIZES, options);
+    const gen = (split: Split) => () => inputsOf(Array.from({ length: sizes[split] }, (_, i) => generateRambleTask(new Rng(splitSeed(RAMBLE_ID, split, i)), `ramble-${split}-${String(i).padStart(4, '0')}`, split)));
+    return { weight: gen('weight'), harness: gen('harness'), val: gen('val'), test: gen('test') };
+  },
+  tools: [],
+  verify: (task, rollout) => exactMatchVerdict(task.private.answer, rollout.finalAnswer),
+  checkRules: (_task, rollout) => rambleRules(rollout),
+  limits: { maxTurns: 1, maxTokensPerCall: RAMBLE_TOKENS_PER_CALL },
+  h0: harnessDir('ramble-h0'),
+  searchSpace: RAMBLE_SEARCH_SPACE,
+});
+
+export function createRambleDomain(opts: BuiltinDomainOptions = {}, ctx: DomainContext = {}): Domain {
+  return materialiseSync(rambleDefinition, opts, { origin: 'built-in domain ramble', moduleDir: harnessDir('ramble-h0'), ...ctx });
 }

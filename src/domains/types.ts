@@ -74,9 +74,17 @@ export interface Domain {
   verify(task: Task, rollout: RolloutRecord): Verdict | Promise<Verdict>;
   /** A domain rule the rollout broke (e.g. the answer did not come from the model), or null. */
   checkRules?(task: Task, rollout: RolloutRecord): string | null | Promise<string | null>;
+  /** The answer a correct rollout gives, when the domain can say (`whale domain check` runs the verifier on it); never shown to a harness. */
+  gold?(task: Task): string | null | Promise<string | null>;
   /** Per-rollout diagnostics, stored on the trajectory (also for rollouts that were not answered). */
   diagnostics?(task: Task, rollout: RolloutRecord & { termination: string }): Diagnostics | Promise<Diagnostics>;
   limits: DomainLimits;
+  /**
+   * Identifies what decides a verdict besides the public tasks — the domain's code, its verifier, its
+   * private task data — for users' domains, whose files change: cached results are reused only under
+   * the same fingerprint. Built-ins (versioned with WHALE) leave it unset.
+   */
+  fingerprint?: string;
   /** Absolute path of the initial harness h0 folder. */
   h0Dir: string;
   /** Plain-text description of what candidates may change, for proposers. */

@@ -6,7 +6,7 @@ import { RunStore, newRunId } from '../archive/runStore.js';
 import type { WhaleConfig } from '../core/config.js';
 import { WhaleError } from '../core/errors.js';
 import { hashSeed } from '../core/rng.js';
-import { loadDomain } from '../domains/index.js';
+import { loadProjectDomain, type ProjectDomain } from '../domains/load.js';
 import { HarnessRuntime } from '../harness/runtime.js';
 import { createBackend } from '../policy/index.js';
 import type { Proposer } from '../search/proposer.js';
@@ -27,6 +27,11 @@ export interface EngineProject {
   /** Folder the config's relative paths are resolved against. */
   root: string;
   storeDir: string;
+}
+
+/** The engine runs in the CLI process (the user's terminal, or one the extension starts only in a trusted workspace): domain code may run. */
+function projectDomainContext(project: EngineProject) {
+  return { baseDir: project.root, trusted: true, cacheDir: join(project.storeDir, 'cache'), ...(project.configFile.startsWith('(') ? {} : { configFile: project.configFile }) };
 }
 
 export interface EngineHooks {
@@ -52,6 +57,7 @@ export class Engine {
   private constructor(
     private readonly ctx: RunContext,
     private readonly proposer: Proposer,
+    private readonly domain: ProjectDomain,
   ) {}
 
   get runId(): string {
@@ -65,8 +71,12 @@ export class Engine {
   /** Creates a run (config snapshot, journal, h0 in the archive) and opens it. */
   static async create(project: EngineProject, hooks: EngineHooks = {}): Promise<Engine> {
     const { config } = project;
-    const domain = await loadDomain(config.domain.id, config.domain.options, { baseDir: project.root });
-    checkSchedule(config.method, config.schedule, config.rsft, config.search, config.budget, { weight: domain.tasks('weight').length, harness: searchTaskCount(config, domain.tasks('harness').length) }, project.configFile);
+    const domain = await loadProjectDomain(config.domain, projectDomainContext(project));
+    try {
+      checkSchedule(config.method, config.schedule, config.rsft, config.search, config.budget, { weight: domain.tasks('weight').length, harness: searchTaskCount(config, domain.tasks('harness').length) }, project.configFile);
+    } finally {
+      await domain.close();
+    }
     const runs = new RunStore(project.storeDir);
     const runId = newRunId(config.method);
     runs.create(runId, { ...config, harness: project.config.harness });
@@ -85,8 +95,12 @@ export class Engine {
     if (!existsSync(runs.runDir(runId))) throw new WhaleError(`no run '${runId}' in ${runs.runsDir()}`);
     const config = runs.config<WhaleConfig>(runId);
     const journal = new Journal(runs.journalFile(runId));
-    const domain = await loadDomain(config.domain.id, config.domain.options, { baseDir: project.root });
+    // The snapshot names the domain as the config did (relative paths against the project folder); a
+    // code domain whose code changed since the run started is loaded anyway, with a warning.
+    const domain = await loadProjectDomain(config.domain, projectDomainContext(project));
     const started = journal.all().find((e) => e.type === 'run_started');
+    const recorded = (started as { domainSource?: { codeHash?: string } } | undefined)?.domainSource?.codeHash;
+    if (recorded && domain.source.codeHash && recorded !== domain.source.codeHash) (hooks.log ?? console.error)(`warning: the domain module ${domain.source.module} changed since run ${runId} started (code ${recorded.slice(0, 12)} then, ${domain.source.codeHash.slice(0, 12)} now)`);
     const state = started ? foldRun(journal.all()) : undefined;
     const backendCfg = state && config.backend.kind === 'embedded' ? { ...config.backend, model: state.version } : config.backend;
     const log = hooks.log ?? ((l: string) => console.error(l));
@@ -96,6 +110,7 @@ export class Engine {
       assertBackendFits(config.method, backend.kind, caps, project.configFile);
     } catch (e) {
       await backend.close();
+      await domain.close();
       throw e;
     }
     const runtime = new HarnessRuntime({ domain, backend, limits: config.sandbox, sampling: config.sampling, concurrency: config.evaluation.concurrency, cacheDir: join(project.storeDir, 'cache', 'bundles') });
@@ -121,10 +136,10 @@ export class Engine {
       progress: hooks.progress ?? (() => {}),
     };
     journal.append('session_started', { pid: process.pid });
-    const engine = new Engine(ctx, hooks.proposer ?? createProposer(config.search));
+    const engine = new Engine(ctx, hooks.proposer ?? createProposer(config.search), domain);
     if (!started) {
       const h0 = await archive.add(config.harness, { parents: [], message: 'h0: the initial harness', meta: { run: runId, round: 0, origin: 'seed', hypothesis: 'the initial harness h0' } });
-      journal.append('run_started', { runId, method: config.method, seed: config.seed, domain: domain.id, h0: h0.treeHash, harness: h0.treeHash, version: backend.currentVersion(), backend: { kind: backend.kind, capabilities: caps } });
+      journal.append('run_started', { runId, method: config.method, seed: config.seed, domain: domain.id, domainSource: domain.source, h0: h0.treeHash, harness: h0.treeHash, version: backend.currentVersion(), backend: { kind: backend.kind, capabilities: caps } });
       runs.setCurrent(runId);
     }
     return engine;
@@ -133,6 +148,7 @@ export class Engine {
   async close(): Promise<void> {
     await this.ctx.runtime.close();
     await this.ctx.backend.close();
+    await this.domain.close();
   }
 
   /**

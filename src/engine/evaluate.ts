@@ -69,7 +69,7 @@ export async function evaluate<P extends { treeHash: string }>(opts: EvaluateOpt
   let tasks = opts.tasks ?? opts.domain.tasks(opts.split);
   if (opts.limit !== undefined) tasks = tasks.slice(0, opts.limit);
   const key: EvalKey = {
-    domain: opts.domain.id,
+    domain: opts.domain.fingerprint ? `${opts.domain.id}#${opts.domain.fingerprint.slice(0, 16)}` : opts.domain.id,
     taskSet: taskSetId(tasks),
     split: opts.split,
     harnessHash: prepared.treeHash,

@@ -115,25 +115,40 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   cmd('whale.showLogs', () => log.show());
 
-  /** Arguments skip the questions (automation, tests): `{ domain, template, overwrite }`. */
+  /** Arguments skip the questions (automation, tests): `{ domain, template, overwrite }`, or `{ own: { name, data? }, template }` for one's own task. */
   cmd('whale.newProject', async (arg?: unknown) => {
-    const given = (arg && typeof arg === 'object' ? arg : {}) as { domain?: string; template?: string; overwrite?: boolean };
+    const given = (arg && typeof arg === 'object' ? arg : {}) as { domain?: string; template?: string; overwrite?: boolean; own?: { name: string; data?: boolean } };
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!folder) throw new Error('open an (empty) folder first: File → Open Folder');
     const root = folder.uri.fsPath;
-    if (existsSync(join(root, 'whale.config.json')) && !given.overwrite) {
+    const hadConfig = existsSync(join(root, 'whale.config.json'));
+    if (hadConfig && !given.overwrite) {
       const ok = await vscode.window.showWarningMessage('This folder already has a whale.config.json. Overwrite it?', { modal: true }, 'Overwrite');
       if (ok !== 'Overwrite') return undefined;
     }
-    const listed = await runEngine(context.extensionPath, ['domains'], root, log);
+    // `whale domains --json` lists the built-ins; listing never runs a domain's code.
+    const listed = await runEngine(context.extensionPath, ['domains', '--json'], root, log);
     if (listed.code !== 0) throw new Error(`whale domains failed: ${listed.stderr.trim()}`);
-    const domains = listed.stdout.split('\n').filter((l) => l.trim()).map((l) => {
-      const [id, regime, ...title] = l.trim().split(/\s+/);
-      return { label: id, description: regime, detail: title.join(' ') };
-    });
-    const domain = given.domain ? domains.find((d) => d.label === given.domain) : await vscode.window.showQuickPick(domains, { title: 'WHALE: New Project (1/2): domain', placeHolder: 'the task domain the agent learns' });
+    const { builtins } = JSON.parse(listed.stdout) as { builtins: { id: string; regime: string; title: string }[] };
+    const OWN = 'My own task…';
+    const domains = [...builtins.map((d) => ({ label: d.id, description: d.regime, detail: d.title })), { label: OWN, description: 'your tasks, verifier and tools', detail: 'scaffolds domains/NAME with a worked example (code with defineDomain, or data only) and an h0 harness' }];
+    const domain = given.own ? { label: OWN } : given.domain ? domains.find((d) => d.label === given.domain) : await vscode.window.showQuickPick(domains, { title: 'WHALE: New Project (1/2): domain', placeHolder: 'the task domain the agent learns' });
     if (given.domain && !domain) throw new Error(`unknown domain '${given.domain}' (known: ${domains.map((d) => d.label).join(', ')})`);
     if (!domain) return undefined;
+    let own = given.own;
+    if (domain.label === OWN && !own) {
+      const name = await vscode.window.showInputBox({ title: 'WHALE: New Project: name of your task', placeHolder: 'my-task', validateInput: (v) => (/^[a-z0-9][a-z0-9_-]*$/.test(v) ? undefined : "lower-case letters, digits, '-' and '_'") });
+      if (!name) return undefined;
+      const kind = await vscode.window.showQuickPick(
+        [
+          { label: 'code', detail: 'a TypeScript module with defineDomain: tasks, tools, verifier, rules, diagnostics' },
+          { label: 'data', detail: 'no code: a task file (JSONL, CSV, Parquet), a verifier from the library, HTTP tools' },
+        ],
+        { title: 'WHALE: New Project: kind of domain' },
+      );
+      if (!kind) return undefined;
+      own = { name, data: kind.label === 'data' };
+    }
     const template = given.template ? { label: given.template } : await vscode.window.showQuickPick(
       [
         { label: 'tiny', detail: 'a phase in a minute or two on a laptop CPU: small splits, k = 1, a small budget' },
@@ -142,16 +157,22 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       { title: 'WHALE: New Project (2/2): template' },
     );
     if (!template) return undefined;
-    const r = await runEngine(context.extensionPath, ['init', '.', '--domain', domain.label, '--template', template.label, '--force'], root, log);
-    if (r.code !== 0) throw new Error(`whale init failed: ${r.stderr.trim() || r.stdout.trim()}`);
+    // One's own task is scaffolded by the same code as `whale domain new` (an existing config is switched to it).
+    const args = own
+      ? ['domain', 'new', own.name, ...(own.data ? ['--data'] : []), '--template', template.label, ...(hadConfig ? ['--use', '--force'] : [])]
+      : ['init', '.', '--domain', domain.label, '--template', template.label, '--force'];
+    const r = await runEngine(context.extensionPath, args, root, log);
+    if (r.code !== 0) throw new Error(`whale ${args[0]} failed: ${r.stderr.trim() || r.stdout.trim()}`);
+    const chosen = own ? own.name : domain.label;
     monitor.reset();
     await deps.archive.reload();
     const doc = await vscode.workspace.openTextDocument(join(root, 'whale.config.json'));
     await vscode.window.showTextDocument(doc, { preview: false });
-    vscode.window.showInformationMessage(`WHALE: project created (${domain.label}, ${template.label}). Next: run one phase.`, 'Next Phase').then((c) => {
+    if (own) await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(join(root, 'domains', own.name, own.data ? 'domain.json' : 'index.ts')), { preview: false, viewColumn: vscode.ViewColumn.Beside });
+    vscode.window.showInformationMessage(`WHALE: project created (${chosen}, ${template.label}). ${own ? 'Make the domain yours, then `whale domain check`; ' : ''}Next: run one phase.`, 'Next Phase').then((c) => {
       if (c === 'Next Phase') vscode.commands.executeCommand('whale.nextPhase');
     });
-    return { root, domain: domain.label, template: template.label };
+    return { root, domain: chosen, template: template.label };
   });
 
   // Continues the current run; once every run is finished, the next phase starts a new one.
