@@ -3,6 +3,7 @@
  */
 import { WhaleError } from '../core/errors.js';
 import { type DomainContext, parseOptions } from './common.js';
+import { CHESS_ID, createChessDomain } from './chess/index.js';
 import { KBQA_ID, createKbqaDomain } from './kbqa.js';
 import { RAMBLE_ID, createRambleDomain } from './ramble.js';
 import type { Domain } from './types.js';
@@ -33,6 +34,13 @@ const REGISTRY: readonly Entry[] = [
     regime: 'weight-dominated',
     summary: 'copy a value stated in the question in one 24-token call; the base model rambles, only training fixes it.',
     create: (o, c) => createRambleDomain(parseOptions(RAMBLE_ID, o), c),
+  },
+  {
+    id: CHESS_ID,
+    title: 'chess — Lichess puzzles, every move from the model',
+    regime: 'mixed',
+    summary: 'find the solution of Lichess puzzles (their CSV) move by move; the harness may check legality but never compute a move.',
+    create: (o, c) => createChessDomain(o, c),
   },
 ];
 
