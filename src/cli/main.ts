@@ -9,6 +9,7 @@ import { reportCommand } from './reportCommand.js';
 import { candidateCommand } from './candidateCommand.js';
 import { annotateCommand } from './annotateCommand.js';
 import { backendCommand } from './backendCommand.js';
+import { dataCommand } from './dataCommand.js';
 
 export interface CommandSpec {
   summary: string;
@@ -30,6 +31,7 @@ const COMMANDS: Record<string, CommandSpec> = {
   candidate: candidateCommand,
   annotate: annotateCommand,
   backend: backendCommand,
+  data: dataCommand,
 };
 
 function help(): string {

@@ -7,7 +7,6 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Chess } from 'chess.js';
 import { SandboxLimitsSchema, SamplingSchema } from '../../src/core/config.js';
