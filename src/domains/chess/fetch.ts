@@ -24,10 +24,9 @@ export interface FetchPuzzlesOptions {
 
 export async function fetchChessPuzzles(o: FetchPuzzlesOptions): Promise<{ file: string; rows: number; bytesIn: number; compressed: boolean }> {
   const url = o.url ?? LICHESS_PUZZLES_URL;
-  const abort = new AbortController();
   let res: Response;
   try {
-    res = await fetch(url, { signal: abort.signal });
+    res = await fetch(url);
   } catch (e) {
     throw new WhaleError(`cannot download ${url}: ${(e as Error).message}${(e as { cause?: Error }).cause ? ` (${(e as { cause: Error }).cause.message})` : ''}`, 'fetch');
   }
@@ -66,10 +65,7 @@ export async function fetchChessPuzzles(o: FetchPuzzlesOptions): Promise<{ file:
       else take(chunk);
       for (const p of pending.splice(0)) if (!sink.write(p)) await once(sink, 'drain');
       o.onProgress?.({ bytesIn, rows: Math.max(0, rows) });
-      if (done) {
-        abort.abort();
-        break;
-      }
+      if (done) break; // leaving the loop cancels the body: the rest is never downloaded
     }
     if (compressed && !done) zstd.push(new Uint8Array(0), true);
     for (const p of pending.splice(0)) sink.write(p);
