@@ -4,7 +4,7 @@ import { WhaleConfigSchema } from '../core/config.js';
 import { InputError, WhaleError } from '../core/errors.js';
 import { HarnessArchive } from '../archive/harnessArchive.js';
 import { resourcesDir } from '../domains/common.js';
-import { getDomain, listDomains } from '../domains/index.js';
+import { listDomains, loadDomain } from '../domains/index.js';
 import type { CommandSpec } from './main.js';
 
 /**
@@ -50,7 +50,7 @@ export const initCommand: CommandSpec = {
   async run(values, positionals) {
     const dir = resolve(positionals[0] ?? '.');
     const domainId = typeof values.domain === 'string' ? values.domain : 'kbqa';
-    const domain = getDomain(domainId);
+    const domain = await loadDomain(domainId);
     const template = (typeof values.template === 'string' ? values.template : 'standard') as Template;
     if (!TEMPLATES.includes(template)) throw new InputError({ file: '(command line)', field: '--template' }, `must be one of ${TEMPLATES.join(', ')}`);
     const configFile = join(dir, 'whale.config.json');

@@ -20,6 +20,17 @@ export interface GatewayLimits {
   maxTokensPerCall?: number;
 }
 
+/**
+ * The backend refused a request because the prompt exceeds the model's context: the embedded
+ * sampler's ContextLengthError, or an OpenAI-compatible server's 400 (vLLM: "This model's maximum
+ * context length is …", "… is longer than the maximum model length of …").
+ */
+export function isContextOverflow(e: unknown): boolean {
+  const err = e as { code?: unknown; status?: unknown; message?: unknown } | null;
+  if (err?.code === 'context_length_exceeded') return true;
+  return err?.status === 400 && /context length|maximum model length|context_length_exceeded/i.test(String(err.message));
+}
+
 /** Keeps one trajectory bounded even when a harness loops on tools or logs. */
 export const MAX_TOOL_CALLS = 512;
 export const MAX_LOG_EVENTS = 1000;
@@ -185,6 +196,9 @@ export class RolloutSession {
       this.modelMs += latencyMs;
       const message = e instanceof Error ? e.message : String(e);
       if (this.abort.signal.aborted) return errorReply(503, 'rollout ended', 'rollout_closed');
+      // A prompt the model's context cannot hold is the harness's doing (it built the messages), as
+      // vLLM's 400 says: the rollout ran out of tokens, which is a verdict, not an outage.
+      if (isContextOverflow(e)) return this.hit('token_limit', `model call ${index + 1}: the prompt does not fit the model's context (${message})`);
       this.backendError ??= message;
       this.infraFailure ??= { source: 'backend', message };
       this.modelCalls.push({ index, policyVersion: this.policyVersion, messages, params: { ...params }, completion: '', finishReason: 'error', usage: { promptTokens: 0, completionTokens: 0 }, latencyMs, t: sentAt });

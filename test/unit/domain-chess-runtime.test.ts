@@ -17,6 +17,9 @@ import type { ChessPrivate } from '../../src/domains/chess/puzzles.js';
 import type { Domain, Task } from '../../src/domains/types.js';
 import { HarnessRuntime } from '../../src/harness/runtime.js';
 import { ScriptedBackend, type Script } from '../../src/harness/testing/scriptedBackend.js';
+import { isContextOverflow } from '../../src/harness/rolloutSession.js';
+import { ContextLengthError, EmbeddedBackend } from '../../src/policy/embedded/index.js';
+import { BackendHttpError } from '../../src/policy/remote/http.js';
 import { validateCandidate } from '../../src/search/validate.js';
 import { REPO } from './domain-helpers.js';
 
@@ -243,4 +246,35 @@ test('h0 passes validation (smoke run) on the chess domain', async () => {
   } finally {
     await rt.close();
   }
+});
+
+test('on the real embedded model (256-token context): FEN prompts and their retries run; a prompt past the context is a token limit, not an infrastructure failure', async () => {
+  const backend = await EmbeddedBackend.open({ versionsDir: path.join(root, 'versions') });
+  const rt = new HarnessRuntime({ domain, backend, limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({ max_tokens: 64 }), concurrency: 4, cacheDir: path.join(root, 'cache') });
+  try {
+    const prepared = await rt.prepare(H0);
+    const trajs = await rt.rolloutMany(prepared, tasks.slice(0, 8).map((task, i) => ({ task, sampleIndex: 0, seed: i })));
+    const terminations = trajs.map((t) => t.termination);
+    assert.ok(!terminations.includes('infra_error'), JSON.stringify(trajs.map((t) => t.terminationDetail)));
+    for (const t of trajs) {
+      assert.ok(['answered', 'no_answer', 'token_limit'].includes(t.termination), `${t.termination}: ${t.terminationDetail}`);
+      assert.ok(t.modelCalls[0].usage.promptTokens > 100, 'the FEN prompt reached the model');
+      assert.equal(typeof t.diagnostics?.solved, 'boolean');
+      if (t.termination === 'token_limit') assert.match(t.terminationDetail ?? '', /the prompt does not fit the model's context \(prompt is \d+ tokens but the model's context is 256/);
+    }
+    assert.ok(terminations.includes('token_limit'), `a retry prompt overflows the 256-token context: ${terminations.join(',')}`);
+  } finally {
+    await rt.close();
+    await backend.close();
+  }
+});
+
+test('isContextOverflow: the embedded sampler\'s error and vLLM\'s 400s, not other failures', () => {
+  const url = 'http://127.0.0.1:8000/v1/chat/completions';
+  assert.equal(isContextOverflow(new ContextLengthError(300, 256)), true);
+  assert.equal(isContextOverflow(new BackendHttpError(400, `POST ${url}: HTTP 400: This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4900 in the messages, 100 in the completion).`, url)), true);
+  assert.equal(isContextOverflow(new BackendHttpError(400, `POST ${url}: HTTP 400: The decoder prompt (length 9000) is longer than the maximum model length of 8192.`, url)), true);
+  assert.equal(isContextOverflow(new BackendHttpError(400, `POST ${url}: HTTP 400: temperature must be non-negative`, url)), false);
+  assert.equal(isContextOverflow(new BackendHttpError(503, `POST ${url}: HTTP 503: maximum context length service overloaded`, url)), false);
+  assert.equal(isContextOverflow(new Error('ECONNREFUSED')), false);
 });
