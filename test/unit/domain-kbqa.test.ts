@@ -19,8 +19,8 @@ const rollout = (finalAnswer: string | null, completions: string[] = finalAnswer
 });
 
 test('registry: lists both domains; an unknown id names the known ones; bad options name the field', async () => {
-  assert.deepEqual(listDomains().map((d) => d.id), ['kbqa', 'ramble']);
-  assert.throws(() => getDomain('chess'), (e: unknown) => e instanceof UnknownDomainError && /unknown domain 'chess' \(known domains: kbqa, ramble\)/.test(e.message));
+  assert.deepEqual(listDomains().map((d) => d.id), ['kbqa', 'ramble', 'chess']);
+  assert.throws(() => getDomain('go'), (e: unknown) => e instanceof UnknownDomainError && /unknown domain 'go' \(known domains: kbqa, ramble, chess\)/.test(e.message));
   assert.throws(() => getDomain('kbqa', { taskFile: 'x' }), (e: unknown) => e instanceof InputError && /domain\.options/.test(e.message) && /taskFile/.test(e.message));
 });
 
