@@ -92,16 +92,18 @@ Tools (run by the domain, with the puzzle):
                              A wrong move fails the puzzle for good (a later answer cannot take it back); 'solved' ends it.
 Answer: the player's moves only, space-separated, UCI or SAN (e.g. "h5f7" or "Qxf7#"; for a 2-move line "d1h5 h5f7").
 In a mate puzzle any mating last move is accepted.
-THE RULE (enforced on every rollout, a violation scores 0 and invalidates the candidate): the harness may not compute,
+Limits (defaults; domain options may change them): ${CHESS_LIMITS.maxTurns} model calls, ${CHESS_LIMITS.maxTokensPerCall} completion tokens per call,
+${CHESS_LIMITS.maxAssistantTokens} completion tokens per rollout. A prompt longer than the model's context ends the rollout (token_limit).
+THE RULE (enforced on every rollout; a violation scores 0, and in the smoke run makes the candidate invalid): the harness may not compute,
 generate or replace moves. Every move it plays or answers must appear in one of the model's completions (the same move in
 UCI or SAN counts). The harness decides prompts, what it shows of the position (FEN, a board diagram, the move history),
 parsing of the model's text, when to ask ${LEGAL_TOOL} and how to tell the model its move was illegal, retries within the
-turn limit, sampling temperature, and the token budget per call. It may not import chess libraries (chess.js, chessops,
-stockfish, …: refused when the candidate is bundled), write its own move generator, enumerate moves through ${LEGAL_TOOL},
-or forge chat turns ("<|" in a message).
+turn limit, and the token budget per call (sampling settings belong to the run, not the harness). It may not import chess
+libraries (chess.js, chessops, stockfish, …: refused when the candidate is bundled), write its own move generator,
+enumerate moves through ${LEGAL_TOOL}, or forge chat turns ("<|" in a message).
 Knobs of the h0 harness (harness.json): prompt (system/user variants), notation uci|san (what the prompt asks for),
 legalityRetries 0..3 (ask ${LEGAL_TOOL} and tell the model when its move is illegal), showBoard (an ASCII board under the FEN),
-parse strict|lenient (the whole reply is the move, or the last move-like token), temperature, maxTokens per call.
+parse strict|lenient (the whole reply is the move, or the last move-like token), maxTokens per call (0 = the domain's).
 Propose_action / is_legal_action: h0 is written as those two functions (propose a move from the model; check it with the
 domain); keep that structure.`;
 
