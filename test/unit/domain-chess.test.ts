@@ -12,6 +12,7 @@ import type { ChessPrivate } from '../../src/domains/chess/puzzles.js';
 import { MAX_LEGALITY_QUERIES } from '../../src/domains/chess/rules.js';
 import { loadDomain, listDomains } from '../../src/domains/index.js';
 import { SPLITS, type Domain, type RolloutRecord, type Task } from '../../src/domains/types.js';
+import { REPO, knobValues, loadHarness, runHarness } from './domain-helpers.js';
 
 const HEADER = 'PuzzleId,FEN,Moves,Rating,RatingDeviation,Popularity,NbPlays,Themes,GameUrl,OpeningTags';
 // Two rows as the Lichess puzzle database (lichess_db_puzzle.csv, CC0) has them.
@@ -234,4 +235,24 @@ test('diagnostics: legal-move rate, solved, rating band, truncation, answer form
   const ruled = await d.diagnostics!(t, { ...rollout('a2e6 f7f8', ['x']), termination: 'rule_violation' });
   assert.equal(ruled.solved, false, 'a rule violation is never solved');
   assert.equal((await d.diagnostics!(t, { ...rollout('Be6+ Qf8#'), termination: 'answered' })).answerFormat, 'san');
+});
+
+test('h0 knobs: SAN notation solves with SAN moves, strict parsing refuses chatty replies, showBoard draws the board', async () => {
+  const { def, manifest } = await loadHarness(path.join(REPO, 'resources', 'harnesses', 'chess-h0'));
+  const d = await createChessDomain({ files: tmpCsv(LICHESS_ROWS), splitWeights: { weight: 0, harness: 0, val: 1, test: 0 } });
+  const [t] = d.tasks('val');
+  const knobs = knobValues(manifest);
+  // SAN: the prompt shows the opponent's move in SAN and asks for SAN; the model answers Be6+ then Qf8#.
+  const san = await runHarness(def, d, t, { ...knobs, notation: 'san' }, manifest.prompts, (m) => (m.at(-1)!.content.includes('Kd8') ? 'Qf8#' : 'Be6+'));
+  assert.match(san.modelCalls[0].messages.at(-1)!.content, /The opponent just played Kd7\.\nFind the best move\. End your reply with the move in SAN/);
+  assert.equal(san.finalAnswer, 'Be6+ Qf8#');
+  assert.equal((await d.verify(t, san)).pass, true);
+  assert.equal(await d.checkRules!(t, san), null);
+  // Strict: "I play a2e6" is not a move on its own; lenient takes the last move-like token.
+  const strict = await runHarness(def, d, t, { ...knobs, parse: 'strict' }, manifest.prompts, () => 'I play a2e6');
+  assert.equal(strict.finalAnswer, null);
+  const lenient = await runHarness(def, d, t, knobs, manifest.prompts, (m) => (m.at(-1)!.content.includes('d7d8') ? 'then f7f8.' : 'I play a2e6'));
+  assert.equal(lenient.finalAnswer, 'a2e6 f7f8');
+  const board = await runHarness(def, d, t, { ...knobs, showBoard: true }, manifest.prompts, () => 'a2b1');
+  assert.match(board.modelCalls[0].messages.at(-1)!.content, /\n8 q \. \. \. \. \. n r\n7 \. p p k n Q p p\n[\s\S]*\n {2}a b c d e f g h\n/);
 });
