@@ -22,7 +22,7 @@ export function notationOf(token: string): Notation | null {
 export function position(fen: string): Chess {
   const v = validateFen(fen);
   if (!v.ok) throw new Error(v.error ?? 'invalid FEN');
-  return new Chess(fen);
+  return new Chess(fen, { skipValidation: true }); // validated just above
 }
 
 /**

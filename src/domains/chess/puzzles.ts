@@ -92,11 +92,21 @@ function field(row: Record<string, unknown>, name: string): string {
   return v === undefined || v === null ? '' : String(v).trim();
 }
 
-/** One CSV row as a puzzle; throws an InputError naming file:line and the field. */
-export function parsePuzzleRow(table: Pick<Table, 'file' | 'format'>, row: Record<string, unknown>, line: number): Omit<ChessPrivate, 'ratingBand'> & { fen: string; opponentMove: string } {
+/** The fields a filter needs, read without replaying the line (cheap: a big file is filtered first). */
+export function puzzleHeader(table: Pick<Table, 'file' | 'format'>, row: Record<string, unknown>, line: number): { puzzleId: string; rating: number; themes: string[] } {
   const at = (f: string) => rowLocation(table, line, f);
   const puzzleId = field(row, 'PuzzleId');
   if (puzzleId === '') throw new InputError(at('PuzzleId'), 'missing puzzle id');
+  const ratingText = field(row, 'Rating');
+  const rating = Number(ratingText);
+  if (ratingText === '' || !Number.isInteger(rating)) throw new InputError(at('Rating'), `not an integer rating: '${ratingText}'`);
+  return { puzzleId, rating, themes: field(row, 'Themes').split(/\s+/).filter((t) => t !== '') };
+}
+
+/** One CSV row as a puzzle, its line replayed with chess.js; throws an InputError naming file:line and the field. */
+export function parsePuzzleRow(table: Pick<Table, 'file' | 'format'>, row: Record<string, unknown>, line: number): Omit<ChessPrivate, 'ratingBand'> & { fen: string; opponentMove: string; opponentSan: string } {
+  const at = (f: string) => rowLocation(table, line, f);
+  const { puzzleId, rating, themes } = puzzleHeader(table, row, line);
   const fen = field(row, 'FEN');
   let board;
   try {
@@ -108,29 +118,20 @@ export function parsePuzzleRow(table: Pick<Table, 'file' | 'format'>, row: Recor
   if (moves.length < 2) throw new InputError(at('Moves'), `needs the opponent's move and at least one solution move, got '${field(row, 'Moves')}'`);
   if (moves.length % 2 !== 0) throw new InputError(at('Moves'), `${moves.length} moves: a puzzle's line must end on the player's move (an even count)`);
   let start = '';
+  let opponentSan = '';
   for (const [i, m] of moves.entries()) {
     if (notationOf(m) !== 'uci') throw new InputError(at('Moves'), `move ${i + 1} '${m}' is not a UCI move (e.g. e2e4, e7e8q)`);
     try {
-      board.move({ from: m.slice(0, 2), to: m.slice(2, 4), ...(m.length > 4 ? { promotion: m[4] } : {}) });
+      const played = board.move({ from: m.slice(0, 2), to: m.slice(2, 4), ...(m.length > 4 ? { promotion: m[4] } : {}) });
+      if (i === 0) {
+        start = played.after;
+        opponentSan = played.san;
+      }
     } catch {
       throw new InputError(at('Moves'), `move ${i + 1} '${m}' is illegal in ${board.fen()}`);
     }
-    if (i === 0) start = board.fen();
   }
-  const ratingText = field(row, 'Rating');
-  const rating = Number(ratingText);
-  if (ratingText === '' || !Number.isInteger(rating)) throw new InputError(at('Rating'), `not an integer rating: '${ratingText}'`);
-  return {
-    puzzleId,
-    fen,
-    opponentMove: moves[0],
-    start,
-    solution: moves.slice(1),
-    mate: board.isCheckmate(),
-    rating,
-    themes: field(row, 'Themes').split(/\s+/).filter((t) => t !== ''),
-    source: `${table.file}:${line}`,
-  };
+  return { puzzleId, fen, opponentMove: moves[0], opponentSan, start, solution: moves.slice(1), mate: board.isCheckmate(), rating, themes, source: `${table.file}:${line}` };
 }
 
 export function taskQuestion(start: string, opponentMoveSan: string): string {
@@ -147,17 +148,18 @@ export async function loadPuzzles(files: string[], opts: ChessOptions, baseDir: 
   for (const file of files) {
     const table = await readTableFile(file, { baseDir, format: 'csv', ...(opts.maxRows ? { limit: opts.maxRows } : {}) });
     for (const { row, line } of table.rows) {
-      const p = parsePuzzleRow(table, row, line);
-      const dup = seen.get(p.puzzleId);
-      if (dup) throw new InputError(rowLocation(table, line, 'PuzzleId'), `duplicate puzzle id '${p.puzzleId}' (first at ${dup})`);
-      seen.set(p.puzzleId, p.source);
-      const band = bandOf(p.rating, opts.ratingBands);
+      // Filters and size caps first: only kept rows are replayed (about 1-2 ms each with chess.js).
+      const h = puzzleHeader(table, row, line);
+      const dup = seen.get(h.puzzleId);
+      if (dup) throw new InputError(rowLocation(table, line, 'PuzzleId'), `duplicate puzzle id '${h.puzzleId}' (first at ${dup})`);
+      seen.set(h.puzzleId, `${table.file}:${line}`);
+      const band = bandOf(h.rating, opts.ratingBands);
       if (band === null) continue;
-      if (opts.themes && !p.themes.some((t) => opts.themes!.includes(t))) continue;
-      const split = splitOf(p.puzzleId, opts.splitSeed, weights);
+      if (opts.themes && !h.themes.some((t) => opts.themes!.includes(t))) continue;
+      const split = splitOf(h.puzzleId, opts.splitSeed, weights);
       if (opts.sizes?.[split] !== undefined && out[split].length >= opts.sizes[split]) continue;
-      const before = position(p.fen);
-      const oppSan = before.move({ from: p.opponentMove.slice(0, 2), to: p.opponentMove.slice(2, 4), ...(p.opponentMove.length > 4 ? { promotion: p.opponentMove[4] } : {}) }).san;
+      const p = parsePuzzleRow(table, row, line);
+      const oppSan = p.opponentSan;
       const priv: ChessPrivate = { puzzleId: p.puzzleId, start: p.start, solution: p.solution, mate: p.mate, rating: p.rating, ratingBand: band, themes: p.themes, source: p.source };
       const id = `chess-${p.puzzleId}`;
       out[split].push({
