@@ -6,7 +6,7 @@
  */
 import * as path from 'node:path';
 import { resourcesDir } from '../../core/resources.js';
-import { harnessDir, type DomainContext } from '../common.js';
+import { harnessDir, lazySplits, type DomainContext } from '../common.js';
 import type { Domain, Split, Task, ToolSpec } from '../types.js';
 import { notationOf, playToken, position } from './moves.js';
 import { CHESS_ID, loadPuzzles, parseChessOptions, type ChessPrivate } from './puzzles.js';
@@ -118,7 +118,7 @@ export async function createChessDomain(options: unknown, ctx: DomainContext = {
     description: 'Lichess puzzles (the database\'s CSV): find the solution line move by move. The harness may check legality and play moves through the domain but may not compute, generate or replace a move: every move must come from a model completion.',
     regime: 'mixed',
     splitSizes: sizes,
-    tasks: (split) => splits[split],
+    tasks: lazySplits((split) => splits[split]),
     tools: [isLegalTool, playMoveTool],
     verify: (task, rollout) => chessVerdict(chessPrivate(task), rollout),
     checkRules: (task, rollout) => chessRule(chessPrivate(task), rollout),
