@@ -16,6 +16,8 @@ interface Entry {
   title: string;
   regime: Domain['regime'];
   summary: string;
+  /** The h0 folder under resources/harnesses, for domains whose create() is async (so h0 is known without building them). */
+  h0?: string;
   /** Builds the domain; may be async (task files, Parquet, a module's setup). */
   create(options: unknown, ctx: DomainContext): Domain | Promise<Domain>;
 }
@@ -40,6 +42,7 @@ const REGISTRY: readonly Entry[] = [
     title: 'chess — Lichess puzzles, every move from the model',
     regime: 'mixed',
     summary: 'find the solution of Lichess puzzles (their CSV) move by move; the harness may check legality but never compute a move.',
+    h0: 'chess-h0',
     create: (o, c) => createChessDomain(o, c),
   },
 ];
