@@ -57,7 +57,7 @@ export async function finishProject(dir: string, h0: string): Promise<void> {
 
 export const initCommand: CommandSpec = {
   summary: 'scaffold a WHALE project: whale.config.json, the domain\'s h0 harness, .gitignore',
-  usage: `whale init [DIR] [--domain kbqa|ramble|math] [--template ${TEMPLATES.join('|')}] [--name NAME] [--force]`,
+  usage: `whale init [DIR] [--domain kbqa|ramble|searchqa|math|chess] [--template ${TEMPLATES.join('|')}] [--name NAME] [--force]`,
   options: { domain: { type: 'string' }, name: { type: 'string' }, force: { type: 'boolean' }, template: { type: 'string' } },
   async run(values, positionals) {
     const dir = resolve(positionals[0] ?? '.');

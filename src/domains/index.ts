@@ -3,6 +3,7 @@
  */
 import { WhaleError } from '../core/errors.js';
 import { type DomainContext, harnessDir, parseOptions } from './common.js';
+import { CHESS_ID, createChessDomain } from './chess/index.js';
 import { KBQA_ID, createKbqaDomain } from './kbqa.js';
 import { MATH_ID, MATH_TITLE, createMathDomain } from './math/index.js';
 import { RAMBLE_ID, createRambleDomain } from './ramble.js';
@@ -55,6 +56,14 @@ const REGISTRY: readonly Entry[] = [
     summary: 'the paper\'s Math: DAPO-Math-17k / AIME files, \\boxed{} answers checked by CAS, a code_interpreter tool on a SandboxFusion-compatible service, an assistant token budget.',
     h0: 'math-h0',
     create: (o, c) => createMathDomain(o, c),
+  },
+  {
+    id: CHESS_ID,
+    title: 'chess — Lichess puzzles, every move from the model',
+    regime: 'mixed',
+    summary: 'find the solution of Lichess puzzles (their CSV) move by move; the harness may check legality but never compute a move.',
+    h0: 'chess-h0',
+    create: (o, c) => createChessDomain(o, c),
   },
 ];
 

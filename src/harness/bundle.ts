@@ -27,6 +27,21 @@ export interface BundleRequest {
 
 const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
+/**
+ * Chess move generators and engines. The chess domain's rule is that a harness may not compute,
+ * generate or replace moves, so these get a refusal that says why rather than the generic one.
+ */
+const MOVE_GENERATORS = /^(?:chess(?:\.js|\.mjs|\.ts|ops|-ai|-console|-engine)?|js-chess-engine|stockfish[\w.-]*|@[\w.-]+\/(?:chess[\w.-]*|stockfish[\w.-]*))(?:\/.*)?$/;
+const MOVE_GENERATOR_RULE = 'a harness may not compute, generate or replace moves: every move must come from the model (it may ask the domain with is_legal_action)';
+/** chess.js's own source, copied into a candidate folder (its 0x88 board tables). */
+const CHESS_JS_SOURCE = /\bOx88\b[\s\S]*\bPAWN_OFFSETS\b|\bPAWN_OFFSETS\b[\s\S]*\bOx88\b/;
+
+/** Why a bare import is refused. */
+export function importRefusal(specifier: string): string {
+  if (MOVE_GENERATORS.test(specifier)) return `cannot import '${specifier}': it is a chess move generator, and ${MOVE_GENERATOR_RULE}`;
+  return `cannot import '${specifier}': a candidate may import only 'whale-harness', Node built-ins and its own files`;
+}
+
 /** True when `file` is `dir` itself or inside it. */
 export function isInside(dir: string, file: string): boolean {
   const rel = relative(dir, file);
@@ -46,11 +61,14 @@ function confinePlugin(dir: string, sdkFile: string): Plugin {
       build.onResolve({ filter: /^[^./]/ }, (args) => {
         if (BUILTINS.has(args.path)) return { path: args.path, external: true };
         if (isAbsolute(args.path)) return undefined; // checked in onLoad like any file
-        return { errors: [{ text: `cannot import '${args.path}': a candidate may import only 'whale-harness', Node built-ins and its own files` }] };
+        return { errors: [{ text: importRefusal(args.path) }] };
       });
       build.onLoad({ filter: /.*/ }, (args) => {
-        if (args.path === sdkFile || isInside(dir, args.path)) return undefined;
-        return { errors: [{ text: `cannot import ${args.path}: it is outside the candidate folder` }] };
+        if (args.path === sdkFile) return undefined;
+        if (!isInside(dir, args.path)) return { errors: [{ text: `cannot import ${args.path}: it is outside the candidate folder` }] };
+        if (/\.[cm]?[jt]sx?$/.test(args.path) && CHESS_JS_SOURCE.test(readFileSync(args.path, 'utf8')))
+          return { errors: [{ text: `cannot bundle ${relative(dir, args.path)}: it holds a copy of chess.js, a chess move generator, and ${MOVE_GENERATOR_RULE}` }] };
+        return undefined;
       });
     },
   };

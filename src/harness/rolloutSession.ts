@@ -20,6 +20,18 @@ export interface GatewayLimits {
   maxTokensPerCall?: number;
 }
 
+/**
+ * The backend refused a request because the prompt exceeds the model's context: the embedded
+ * sampler's ContextLengthError, or an OpenAI-compatible server's 400 (vLLM: "This model's maximum
+ * context length is …", "… is longer than the maximum model length of …").
+ */
+export function isContextOverflow(e: unknown): boolean {
+  const err = e as { code?: unknown; status?: unknown; message?: unknown; body?: { error?: { code?: unknown } } } | null;
+  if (err?.code === 'context_length_exceeded') return true;
+  if (err?.status !== 400) return false;
+  return err.body?.error?.code === 'context_length_exceeded' || /context length|maximum context|maximum model length|context_length_exceeded|model's context is/i.test(String(err.message));
+}
+
 /** Keeps one trajectory bounded even when a harness loops on tools or logs. */
 export const MAX_TOOL_CALLS = 512;
 export const MAX_LOG_EVENTS = 1000;
@@ -57,18 +69,6 @@ export const ChatCompletionRequest = z
   })
   .passthrough();
 type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
-
-/**
- * The backend refused the prompt as longer than its context: the embedded sampler's
- * ContextLengthError, or an OpenAI-style HTTP 400 (`context_length_exceeded`, vLLM's "maximum
- * context length is …").
- */
-function promptTooLong(e: unknown): boolean {
-  const x = e as { code?: unknown; status?: unknown; message?: unknown; body?: { error?: { code?: unknown } } } | null;
-  if (x?.code === 'context_length_exceeded') return true;
-  if (x?.status !== 400) return false;
-  return x.body?.error?.code === 'context_length_exceeded' || (typeof x.message === 'string' && /context length|maximum context|context_length_exceeded|model's context is/i.test(x.message));
-}
 
 export function errorReply(status: number, message: string, type = 'invalid_request_error', code?: string): GatewayReply {
   return { status, body: { error: { message, type, code: code ?? null } } };
@@ -197,7 +197,7 @@ export class RolloutSession {
       this.modelMs += latencyMs;
       const message = e instanceof Error ? e.message : String(e);
       if (this.abort.signal.aborted) return errorReply(503, 'rollout ended', 'rollout_closed');
-      if (promptTooLong(e)) {
+      if (isContextOverflow(e)) {
         // The harness's request, not the backend, is at fault (vLLM answers 400 too): the harness
         // hears it and may shorten its prompt; the rollout is scored, not an infrastructure failure.
         this.modelCalls.push({ index, policyVersion: this.policyVersion, messages, params: { ...params }, completion: '', finishReason: 'error', usage: { promptTokens: 0, completionTokens: 0 }, latencyMs, t: sentAt });

@@ -103,7 +103,10 @@ export class WorkerProcess {
       // Let stdout drain (a final `result` may still be in the pipe), then decide.
       const decide = () => this.onExit(code, signal, splitter.rest());
       if (child.stdout && !child.stdout.readableEnded) {
-        const t = setTimeout(decide, 200);
+        // The fallback is for a pipe some grandchild keeps open. It defers once more (setImmediate runs
+        // after the poll phase): when the engine's loop was blocked (the embedded model samples in
+        // this process), the timer would otherwise fire before the pipe's last lines are read.
+        const t = setTimeout(() => setImmediate(decide), 200);
         child.stdout.once('end', () => {
           clearTimeout(t);
           decide();

@@ -6,6 +6,7 @@
  */
 import * as path from 'node:path';
 import { WhaleError } from '../../core/errors.js';
+import { fetchChessPuzzles } from '../chess/fetch.js';
 import { SEARCHQA_REMOTE, searchqaOptionsFor } from '../searchqa/fetch.js';
 import { downloadFile, type DownloadResult } from './download.js';
 
@@ -24,6 +25,10 @@ export interface FetchOptions {
   groups?: string[];
   endpoint?: string;
   token?: string;
+  /** Where a domain's own fetch reads from instead of its default (chess: the .csv.zst URL). */
+  url?: string;
+  /** Stop after this many rows (a domain whose fetch streams rows: chess). */
+  maxRows?: number;
   log?: (line: string) => void;
 }
 
@@ -35,11 +40,34 @@ export interface DomainData {
   options(dir: string): Record<string, unknown>;
   /** What to do next, printed after the options. */
   notes?(dir: string, groups: string[]): string[];
+  /** Files that need more than a download (chess: a zstd stream cut at maxRows); replaces `files`. */
+  fetch?(o: FetchOptions): Promise<void>;
 }
 
 const posix = (dir: string, f: string) => path.posix.join(dir.split(path.sep).join('/'), f);
 
+const LICHESS_CSV = 'lichess_db_puzzle.csv';
+
 export const DOMAIN_DATA: Record<string, DomainData> = {
+  chess: {
+    // The Lichess puzzle database (CC0): one .csv.zst, decompressed as it streams, cut at --max-rows.
+    files: [],
+    options: (dir) => ({ files: posix(dir, LICHESS_CSV) }),
+    fetch: async (o) => {
+      let last = 0;
+      const r = await fetchChessPuzzles({
+        out: path.join(o.dir, LICHESS_CSV),
+        ...(o.url ? { url: o.url } : {}),
+        ...(o.maxRows !== undefined ? { maxRows: o.maxRows } : {}),
+        onProgress: ({ bytesIn, rows }) => {
+          if (bytesIn - last < 16 << 20) return;
+          last = bytesIn;
+          o.log?.(`  ${(bytesIn / 1048576).toFixed(0)} MB read, ${rows} puzzles`);
+        },
+      });
+      o.log?.(`wrote ${r.rows} puzzles to ${r.file} (${(r.bytesIn / 1048576).toFixed(1)} MB ${r.compressed ? 'zstd' : 'csv'} read)`);
+    },
+  },
   searchqa: {
     files: [...SEARCHQA_REMOTE],
     defaultGroups: ['data'],
@@ -83,6 +111,10 @@ export function remoteUrl(f: RemoteFile, endpoint = 'https://huggingface.co'): s
 export async function fetchDomainData(domain: string, o: FetchOptions): Promise<DownloadResult[]> {
   const data = DOMAIN_DATA[domain];
   if (!data) throw new WhaleError(`no data to fetch for domain '${domain}' (known: ${Object.keys(DOMAIN_DATA).join(', ')})`, 'download');
+  if (data.fetch) {
+    await data.fetch(o);
+    return [];
+  }
   const groups = o.groups ?? data.defaultGroups ?? dataGroups(data);
   const out: DownloadResult[] = [];
   for (const f of data.files.filter((x) => !x.group || groups.includes(x.group))) {
