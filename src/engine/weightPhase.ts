@@ -75,8 +75,8 @@ export const PAPER_RSFT_DEFAULTS: Readonly<RsftHyper> = Object.freeze({ batchSiz
  * ≈ 1–8 s of training here; an epoch of the default 4096-task weight split is 128 steps (shrink the
  * split or use a fractional E for a demo). G = 8 needs diversity inside a group: at temperature 0
  * (greedy) the G samples are one sample G times and RSFT degenerates to self-distillation of the
- * greedy reply — the harness decides temperature per call (ramble-h0 and kbqa-h0 sample at 1,
- * kbqa-good at 0.3).
+ * greedy reply — which is why sampling is the run config's (`sampling`, temperature 1 by default),
+ * enforced by the gateway, and never a harness knob.
  */
 export const EMBEDDED_RSFT_DEFAULTS: Readonly<RsftHyper> = Object.freeze({ batchSize: 32, groupSize: 8, learningRate: 1e-4, minibatchSize: 8 });
 
@@ -200,7 +200,7 @@ export interface WeightStepContext<P extends { treeHash: string }> {
   globalStep: number;
   runSeed: number;
   hyper: RsftHyper;
-  /** Config defaults for calls where the harness gives none (the harness decides temperature per call). */
+  /** The run's sampling (temperature, top_p enforced by the gateway; max_tokens where the harness gives none). */
   sampling: Sampling;
   limits: SandboxLimits;
   /** Rollouts in flight. */
