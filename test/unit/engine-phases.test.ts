@@ -139,3 +139,33 @@ test('a weight phase cut short by the budget keeps the steps it trained: closed 
     await engine.close();
   }
 });
+
+test('adaptive harness phase: a proposer that returns nothing still ends the phase, at patience P_h or at J_max', { timeout: 300_000 }, async () => {
+  let calls = 0;
+  const empty = {
+    kind: 'empty',
+    async propose() {
+      // Before the fix, rounds without a scored candidate did not count and the phase never ended.
+      if (++calls > 20) throw new Error('the harness phase keeps asking: failed rounds are not counted');
+      return { candidates: [], report: 'nothing this round', dollars: 0 };
+    },
+  };
+  const adaptive = (a: Record<string, unknown>) => project('adaptive', { schedule: { cycles: 1, adaptive: { minEpochs: 0.5, maxEpochs: 0.5, ...a } } });
+  for (const [a, rounds] of [
+    [{ minIterations: 3, patienceIterations: 2, maxIterations: 8 }, 2], // J_min 3 iterations = seed + 2 rounds, no improvement for P_h 2
+    [{ minIterations: 2, patienceIterations: 50, maxIterations: 4 }, 3], // never patient enough: J_max 4 = seed + 3 rounds
+  ] as const) {
+    calls = 0;
+    const engine = await Engine.create(adaptive(a), { log: () => {}, proposer: empty });
+    try {
+      const out = await engine.run();
+      assert.equal(out.reason, 'schedule complete');
+      const entries = (engine as unknown as { ctx: { journal: { all(): JournalEntry[] } } }).ctx.journal.all();
+      assert.equal(entries.filter((e) => e.type === 'proposal').length, rounds);
+      assert.equal(entries.filter((e) => e.type === 'round_done').length, rounds);
+      assert.deepEqual(entries.filter((e) => e.type === 'phase_completed').map((e) => e.kind), ['weight', 'harness']);
+    } finally {
+      await engine.close();
+    }
+  }
+});
