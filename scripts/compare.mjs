@@ -44,7 +44,7 @@ function project(domain) {
         evaluation: { k: 4, split: 'val', seed: 0, concurrency: 32 },
         rsft: { batchPrompts: 32, groupSize: 8, learningRate: 1e-4, minibatch: 8 },
         search: { proposer: 'knob', candidatesPerRound: 3, acceptance: 'archive-best', harnessTasks: 128 },
-        schedule: { epochs: 0.25, iterations: 3, cycles: 4, adaptive: { minEpochs: 0.125, maxEpochs: 0.5, minIterations: 3, maxIterations: 6 }, stagewise: { epochs: 0.5, iterations: 5 } },
+        schedule: { epochs: 0.25, iterations: 3, cycles: 4, adaptive: { minEpochs: 0.125, windowEpochs: 0.125, patienceEpochs: 0.125, minIterations: 3, maxIterations: 6 }, stagewise: { epochs: 0.5, iterations: 5 } },
         budget: { rollouts: Number(values.budget) },
       },
       null,

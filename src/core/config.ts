@@ -167,10 +167,10 @@ export const ScheduleSchema = z
     cycles: z.number().int().positive().default(2).describe('weight+harness cycles (fixed and adaptive schedules)'),
     adaptive: z
       .object({
-        minEpochs: z.number().positive().default(0.1).describe('T_min'),
-        maxEpochs: z.number().positive().default(1),
-        window: z.number().int().positive().default(3).describe('W: steps in the sliding mean of training reward'),
-        patienceSteps: z.number().int().positive().default(2).describe('P_w'),
+        minEpochs: z.number().positive().default(0.2).describe('T_min: epochs of the weight split a weight phase runs at least (the paper: 0.2)'),
+        windowEpochs: z.number().positive().default(0.2).describe('W: epochs of training reward in the sliding mean (the paper: 0.2; rounded up to whole steps)'),
+        patienceEpochs: z.number().positive().default(0.2).describe('P_w: epochs without a new high of the sliding mean before the phase stops (the paper: 0.2; rounded up to whole steps)'),
+        maxEpochs: z.number().positive().optional().describe('an optional cap on a weight phase, in epochs; the paper has none (the budget ends a run)'),
         minIterations: z.number().int().positive().default(3).describe('J_min'),
         patienceIterations: z.number().int().positive().default(2).describe('P_h'),
         maxIterations: z.number().int().positive().default(8),

@@ -232,15 +232,16 @@ export class Engine {
   private async runPhase(plan: PhasePlan, state: RunState): Promise<boolean> {
     const { ctx } = this;
     if (!ctx.journal.ofType<{ phase: number }>('phase_started').some((e) => e.phase === plan.index)) {
-      ctx.journal.append('phase_started', { phase: plan.index, kind: plan.kind, cycle: plan.cycle, mode: plan.mode, adaptive: plan.adaptive, version: state.version, harness: state.harness });
+      // What the schedule planned (the report sets it beside what ran: a budget may cut a phase short).
+      const planned = { ...(plan.steps ? { steps: { min: plan.steps.min, max: Number.isFinite(plan.steps.max) ? plan.steps.max : null } } : {}), ...(plan.iterations ? { iterations: plan.iterations } : {}), ...(plan.epochsPerStep !== undefined ? { epochsPerStep: plan.epochsPerStep } : {}) };
+      ctx.journal.append('phase_started', { phase: plan.index, kind: plan.kind, cycle: plan.cycle, mode: plan.mode, adaptive: plan.adaptive, version: state.version, harness: state.harness, planned });
     }
     ctx.log(`phase ${plan.index}: ${plan.kind}${plan.adaptive ? ' (adaptive)' : ''} of cycle ${plan.cycle}, policy ${state.version}, harness ${state.harness.slice(0, 12)}`);
     if (plan.kind === 'weight') {
       const steps = ctx.journal.ofType<{ phase: number; meanReward: number }>('weight_step').filter((e) => e.phase === plan.index);
       const rewards = steps.map((e) => e.meanReward);
-      const a = ctx.config.schedule.adaptive;
       for (;;) {
-        const done = plan.adaptive ? weightPhaseShouldStop(rewards, { min: plan.steps!.min, max: plan.steps!.max, window: a.window, patience: a.patienceSteps }) : rewards.length >= plan.steps!.max;
+        const done = plan.adaptive ? weightPhaseShouldStop(rewards, { min: plan.steps!.min, max: plan.steps!.max, ...plan.rule! }) : rewards.length >= plan.steps!.max;
         if (done) break;
         if (this.stopReason(ctx.config.rsft.batchPrompts * ctx.config.rsft.groupSize)) return true;
         const globalStep = this.state().globalStep;
@@ -259,7 +260,7 @@ export class Engine {
           runId: ctx.runId,
           phase: String(plan.index),
           signal: ctx.signal,
-          onRollouts: (d, t) => ctx.progress(`phase ${plan.index} step ${rewards.length + 1}/${plan.steps!.max}`, d, t),
+          onRollouts: (d, t) => ctx.progress(`phase ${plan.index} step ${rewards.length + 1}${Number.isFinite(plan.steps!.max) ? `/${plan.steps!.max}` : ''}`, d, t),
         });
         const { losses: _losses, ...metrics } = m;
         const spent = [{ key: m.evalKeyHash, rollouts: m.rollouts, paid: ctx.results.countRunRollouts(m.evalKeyHash, ctx.runId) }];

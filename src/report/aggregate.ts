@@ -17,8 +17,14 @@ export interface PhaseInfo {
   cycle?: number;
   mode?: string;
   completed: boolean;
-  /** Weight phases: steps taken. */
+  /** Weight phases: steps taken, and the epochs of the weight split they covered (when the journal says B/N). */
   steps?: number;
+  epochs?: number;
+  /** Harness phases: iterations run, the seed's evaluation counting as the first. */
+  iterations?: number;
+  adaptive?: boolean;
+  /** What the schedule planned for the phase (absent in journals older than the field). */
+  planned?: { steps?: { min: number; max: number | null }; iterations?: { min: number; max: number }; epochsPerStep?: number };
   /** The harness the phase ended with (for weight phases: unchanged). */
   harness?: string;
   /** The policy version the phase ended with. */
@@ -106,6 +112,13 @@ export function summarizeRun(run: RunInput): RunSummary {
         p.kind = str(e.kind) ?? p.kind;
         if (num(e.cycle) !== undefined) p.cycle = num(e.cycle);
         if (str(e.mode)) p.mode = str(e.mode);
+        p.adaptive = e.adaptive === true;
+        if (e.planned && typeof e.planned === 'object') p.planned = e.planned as PhaseInfo['planned'];
+        break;
+      }
+      case 'round_done': {
+        const p = phaseOf(phase ?? -1);
+        p.iterations = (p.iterations ?? 1) + 1;
         break;
       }
       case 'weight_step': {
@@ -161,6 +174,11 @@ export function summarizeRun(run: RunInput): RunSummary {
         break;
     }
   }
+  for (const p of phases.values()) {
+    const perStep = num(p.planned?.epochsPerStep);
+    if (p.kind === 'weight' && perStep !== undefined) p.epochs = (p.steps ?? 0) * perStep;
+    if (p.kind === 'harness' && p.iterations === undefined && (p.scored ?? 0) > 0) p.iterations = 1;
+  }
   const acceptances = [...phases.values()].map((p) => p.acceptance).filter((a): a is AcceptanceInfo => !!a);
   const cfg = run.config ?? {};
   const status: RunSummary['status'] = completedReason !== undefined ? 'completed' : stoppedReason !== undefined ? 'stopped' : 'in progress';
@@ -181,6 +199,39 @@ export function summarizeRun(run: RunInput): RunSummary {
     pairedUsed: acceptances.filter((a) => a.pairedUsed).length,
     pairedChanged: acceptances.filter((a) => a.pairedUsed && a.changedChoice).length,
   };
+}
+
+const fmtNum = (x: number): string => String(Number(x.toFixed(2)));
+
+/**
+ * The schedule a run actually ran, in the paper's units: E (epochs of the weight split) per weight
+ * phase and I (iterations, the seed's evaluation counted) per harness phase, with the planned value
+ * beside a fixed phase that a budget cut short ("I 3 of 5"). Repeated values are written once (×n).
+ */
+export function scheduleLabel(r: Pick<RunSummary, 'phases'>): string {
+  const weight = r.phases.filter((p) => p.kind === 'weight').map((p) => {
+    const perStep = p.planned?.epochsPerStep;
+    const ran = p.epochs !== undefined ? `E ${fmtNum(p.epochs)}` : `${p.steps ?? 0} steps`;
+    const max = p.planned?.steps?.max;
+    const fixed = !p.adaptive && max !== null && max !== undefined && p.planned?.steps?.min === max;
+    return fixed && (p.steps ?? 0) < max ? `${ran} of ${perStep !== undefined ? fmtNum(max * perStep) : `${max} steps`}` : ran;
+  });
+  const harness = r.phases.filter((p) => p.kind === 'harness').map((p) => {
+    const ran = `I ${p.iterations ?? 0}`;
+    const max = p.planned?.iterations?.max;
+    return !p.adaptive && max !== undefined && (p.iterations ?? 0) < max ? `${ran} of ${max}` : ran;
+  });
+  const compact = (xs: string[]) => {
+    const out: string[] = [];
+    for (const x of xs) {
+      const last = out[out.length - 1];
+      const m = last ? /^(.*?)(?: ×(\d+))?$/.exec(last)! : undefined;
+      if (m && m[1] === x) out[out.length - 1] = `${x} ×${Number(m[2] ?? 1) + 1}`;
+      else out.push(x);
+    }
+    return out.join(', ');
+  };
+  return [compact(weight), compact(harness)].filter((s) => s !== '').join(' · ') || '—';
 }
 
 /** Mean and spread of a sample: sd is the sample standard deviation, se = sd/√n (NaN when n < 2). */
@@ -264,6 +315,8 @@ export interface MethodRow {
   /** Where this method's mean best-so-far curve first reaches weight-only's peak; undefined: never, or no weight-only run. */
   toReachWeightOnlyPeak?: number;
   curve: MeanCurvePoint[];
+  /** The schedule as run (scheduleLabel), one entry per distinct label among the row's runs. */
+  schedules: string[];
   /** Runs in the row that have not completed (non-zero only when none of the method's runs has). */
   unfinished: number;
   /** Unfinished runs left out of the row because completed ones exist. */
@@ -341,6 +394,7 @@ export function methodTable(runs: readonly RunSummary[]): MethodTable {
         dollars: spread(rs.map((r) => r.ledger.proposerDollars)),
         toReachWeightOnlyPeak: weightOnlyPeak === undefined ? undefined : rolloutsToReach(curve.map((p) => ({ x: p.x, y: p.mean })), weightOnlyPeak),
         curve,
+        schedules: [...new Set(rs.map(scheduleLabel))],
         unfinished: rs.filter((r) => r.status !== 'completed').length,
         excluded: all.get(method)!.filter((r) => !rs.includes(r)).map((r) => r.id),
       });

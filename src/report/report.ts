@@ -75,11 +75,12 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
     blocks.push({
       kind: 'table',
       table: {
-        header: ['domain', 'method', 'seeds', `best validation mean@${k} (%)`, `test mean@${k} (%)`, 'rollouts: training + search', 'training', 'search', 'evaluation rollouts', 'proposer $', "rollouts to reach weight-only's peak"],
-        align: ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        header: ['domain', 'method', 'schedule as run', 'seeds', `best validation mean@${k} (%)`, `test mean@${k} (%)`, 'rollouts: training + search', 'training', 'search', 'evaluation rollouts', 'proposer $', "rollouts to reach weight-only's peak"],
+        align: ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
         rows: table.rows.map((r) => [
           r.domain,
           r.method,
+          r.schedules.join(' / '),
           `${r.n}${r.unfinished > 0 ? ` (${r.unfinished} unfinished)` : ''}${r.excluded.length > 0 ? ` (+${r.excluded.length} unfinished, not counted)` : ''}`,
           fmtPctSpread(r.bestValidation, r.n),
           fmtPctSpread(r.test, r.n),
@@ -96,6 +97,7 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
       kind: 'list',
       items: [
         'A row aggregates the completed runs of its method (unfinished ones only when none has completed, marked so). Values are means over seeds; **±** is the sample standard deviation across seeds (no ± with one seed); `(n=…)` marks a column with fewer runs than seeds (e.g. runs without a test evaluation yet).',
+        'Schedule as run: E = epochs of the weight split per weight phase, I = iterations per harness phase (the seed\'s evaluation counted, as in the paper); "of N" marks a fixed phase the budget cut short of its planned N; ×n repeats; runs of a row that ran different schedules are separated by /.',
         'Best validation: the best validation mean@k a run reached (after any phase, or at the start); the pair it selects is the one evaluated on the **sealed test split**, once, for this report only — test never drives a choice.',
         'Rollouts: training (RSFT weight steps) + search (harness candidates, smoke runs and paired re-checks) is what the curves\' x-axis counts; evaluation rollouts (validation after each phase, the final test) are counted apart. Proposer $ is the mean per run.',
         "Rollouts to reach weight-only's peak: the cumulative training + search rollouts at which the method's mean best-so-far validation curve first reaches the peak of weight-only's mean curve on the same domain; — when it never does or the domain has no weight-only run.",
@@ -145,7 +147,7 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
         }),
       },
     });
-    blocks.push({ kind: 'paragraph', text: 'Per run, ± is the standard error of that run\'s own mean@k (over tasks). Phases: W = weight (RSFT, steps in brackets), H = harness search; a trailing * marks a phase that did not complete. The paired rule\'s column counts the harness phases where it was applied and how often its choice differed from the archive-wide best.' });
+    blocks.push({ kind: 'paragraph', text: 'Per run, ± is the standard error of that run\'s own mean@k (over tasks). Phases: W = weight (RSFT, steps in brackets), H = harness search (iterations in brackets, the seed\'s evaluation counted); a trailing * marks a phase that did not complete. The paired rule\'s column counts the harness phases where it was applied and how often its choice differed from the archive-wide best.' });
 
     for (const r of sorted) {
       blocks.push({ kind: 'heading', level: 3, text: `${r.method} · ${r.domain} · seed ${r.seed ?? '?'} (\`${r.id}\`)` });
@@ -199,7 +201,7 @@ export function acceptanceText(a: AcceptanceInfo | undefined): string {
 /** "W(4) H W(4) H*": the run's phases in order. */
 export function phaseSequence(r: RunSummary): string {
   if (r.phases.length === 0) return '—';
-  return r.phases.map((p) => `${p.kind === 'weight' ? `W(${p.steps ?? 0})` : p.kind === 'harness' ? 'H' : '?'}${p.completed ? '' : '*'}`).join(' ');
+  return r.phases.map((p) => `${p.kind === 'weight' ? `W(${p.steps ?? 0})` : p.kind === 'harness' ? (p.iterations !== undefined ? `H(${p.iterations})` : 'H') : '?'}${p.completed ? '' : '*'}`).join(' ');
 }
 
 // ---- writing -----------------------------------------------------------------------------------

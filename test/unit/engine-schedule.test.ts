@@ -66,3 +66,20 @@ test('a schedule that cannot run is refused before anything is spent, with the a
   assert.throws(() => checkSchedule('harness-only', s, rsft, search, BudgetSchema.parse({ rollouts: 100 }), sizes, 'f'), /256 harness tasks × \(1 seed \+ 3 rounds × M 3 candidates\) = 2560 rollouts/);
   checkSchedule('whale', s, rsft, search, BudgetSchema.parse({ rollouts: 100_000 }), sizes, 'f');
 });
+
+test('adaptive: T_min, W and P_w are in epochs (the paper: 0.2 each), and no cap unless maxEpochs is set', () => {
+  const a = ScheduleSchema.parse({ cycles: 2 });
+  assert.deepEqual([a.adaptive.minEpochs, a.adaptive.windowEpochs, a.adaptive.patienceEpochs, a.adaptive.maxEpochs], [0.2, 0.2, 0.2, undefined]);
+  // 512 weight tasks at B 32: 16 steps an epoch, so 0.2 epoch = 3.2 → 4 steps.
+  const w = phasePlan('adaptive', a, 0, 512, 32)!;
+  assert.deepEqual(w.steps, { min: 4, max: Number.POSITIVE_INFINITY });
+  assert.deepEqual(w.rule, { window: 4, patience: 4 });
+  assert.equal(w.epochsPerStep, 1 / 16);
+  const capped = phasePlan('adaptive', ScheduleSchema.parse({ adaptive: { windowEpochs: 0.5, patienceEpochs: 0.125, maxEpochs: 1 } }), 0, 512, 32)!;
+  assert.deepEqual([capped.steps!.max, capped.rule!.window, capped.rule!.patience], [16, 8, 2]);
+  // The rule with those steps: rising reward never stops an uncapped phase; a plateau does.
+  const rising = Array.from({ length: 40 }, (_, i) => i / 40);
+  assert.equal(weightPhaseShouldStop(rising, { ...w.steps!, ...w.rule! }), false);
+  assert.equal(weightPhaseShouldStop([...rising.slice(0, 10), ...Array(8).fill(0.2)], { ...w.steps!, ...w.rule! }), true);
+  assert.throws(() => ScheduleSchema.parse({ adaptive: { window: 3 } }), /window/, 'the old step-unit fields are refused, not silently read as epochs');
+});
