@@ -111,7 +111,8 @@ export const RsftSchema = z
     batchPrompts: z.number().int().positive().default(32).describe('B: prompts per RSFT step'),
     groupSize: z.number().int().positive().default(8).describe('G: trajectories per prompt'),
     learningRate: z.number().positive().default(1e-4).describe('embedded default from a sweep (scripts/exp-rsft.ts); the paper uses 1e-7 on a 2B model'),
-    minibatch: z.number().int().positive().default(8).describe('examples per optimizer step'),
+    minibatch: z.number().int().positive().default(8).describe('trajectories per optimizer step (all the examples of a trajectory stay in one minibatch)'),
+    loss: z.enum(['token-mean', 'sequence-mean']).default('token-mean').describe("minibatch normalisation: 'token-mean' = −Σ masked logp / accepted tokens of the minibatch (the public WHALE code); 'sequence-mean' = the mean over trajectories of each one's token-mean NLL (the paper's formula)"),
   })
   .strict();
 export type RsftConfig = z.infer<typeof RsftSchema>;

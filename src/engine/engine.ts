@@ -253,7 +253,7 @@ export class Engine {
           harnessDir: await candidateDir(ctx, state.harness),
           globalStep,
           runSeed: ctx.config.seed,
-          hyper: { batchSize: ctx.config.rsft.batchPrompts, groupSize: ctx.config.rsft.groupSize, learningRate: ctx.config.rsft.learningRate, minibatchSize: ctx.config.rsft.minibatch },
+          hyper: { batchSize: ctx.config.rsft.batchPrompts, groupSize: ctx.config.rsft.groupSize, learningRate: ctx.config.rsft.learningRate, minibatchSize: ctx.config.rsft.minibatch, loss: ctx.config.rsft.loss },
           sampling: ctx.config.sampling,
           limits: ctx.config.sandbox,
           concurrency: ctx.config.evaluation.concurrency,

@@ -37,7 +37,7 @@ import { mean } from '../core/stats.js';
 import { sha256 } from '../core/treeHash.js';
 import type { Trajectory } from '../core/trajectory.js';
 import type { Domain, Task } from '../domains/types.js';
-import type { PolicyBackend, TrainExample } from '../policy/types.js';
+import { RSFT_LOSSES, type PolicyBackend, type RsftLoss, type TrainExample } from '../policy/types.js';
 import { evaluate, type RolloutRunner } from './evaluate.js';
 import { trajectoriesToExamples, type TokenizerFallback } from './rsftExamples.js';
 
@@ -50,8 +50,10 @@ export interface RsftHyper {
   /** Rollouts per prompt (G). */
   groupSize: number;
   learningRate: number;
-  /** Examples per optimizer step. */
+  /** Trajectories per optimizer step (the examples of one trajectory stay together). */
   minibatchSize: number;
+  /** Minibatch normalisation of the NLL (default 'token-mean', as the public code). */
+  loss?: RsftLoss;
 }
 
 /**
@@ -88,6 +90,7 @@ export function validateRsftHyper(h: RsftHyper): void {
   posInt('groupSize', h.groupSize);
   posInt('minibatchSize', h.minibatchSize);
   if (!(Number.isFinite(h.learningRate) && h.learningRate > 0)) throw new RangeError(`RSFT learningRate must be > 0, got ${h.learningRate}`);
+  if (h.loss !== undefined && !RSFT_LOSSES.includes(h.loss)) throw new RangeError(`RSFT loss must be one of ${RSFT_LOSSES.join(', ')}, got ${String(h.loss)}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -318,7 +321,7 @@ export async function runWeightStep<P extends { treeHash: string }>(ctx: WeightS
     rolloutMs,
   };
 
-  const train = { learningRate: hyper.learningRate, minibatchSize: hyper.minibatchSize, epochs: 1, seed };
+  const train = { learningRate: hyper.learningRate, minibatchSize: hyper.minibatchSize, epochs: 1, seed, loss: hyper.loss ?? 'token-mean' };
   const key = sha256(canonicalJson({ v: 1, versionBefore, evalKeyHash: ev.summary.keyHash, train })).slice(0, 24);
   const file = recordFile(ctx.store, key);
   if (existsSync(file)) {
