@@ -180,8 +180,8 @@ export const ScheduleSchema = z
       .prefault({}),
     stagewise: z
       .object({
-        epochs: z.number().default(0.5).describe('E*'),
-        iterations: z.number().int().default(5).describe('I*'),
+        epochs: z.number().optional().describe("E*; default WHALE's total, cycles × E (the paper's stagewise: (2.7, 32))"),
+        iterations: z.number().int().optional().describe("I*; default WHALE's total, 1 + cycles × (I − 1)"),
       })
       .strict()
       .prefault({}),
@@ -192,9 +192,16 @@ export type ScheduleConfig = z.infer<typeof ScheduleSchema>;
 export const METHODS = ['whale', 'adaptive', 'stagewise', 'weight-only', 'harness-only', 'fst'] as const;
 export type Method = (typeof METHODS)[number];
 
+export const BUDGET_MODES = ['equal-total', 'matched-steps'] as const;
+export type BudgetMode = (typeof BUDGET_MODES)[number];
+
 export const BudgetSchema = z
   .object({
-    rollouts: z.number().int().positive().optional().describe('training + search rollouts'),
+    mode: z
+      .enum(BUDGET_MODES)
+      .default('equal-total')
+      .describe("'equal-total': `rollouts` caps training + search rollouts together; 'matched-steps' (the paper): every method gets WHALE's number of RSFT steps (cycles × the steps of E; weight-only runs `cycles` weight phases, stagewise one phase of that length) and search comes on top — `rollouts`, if set, caps training rollouts only"),
+    rollouts: z.number().int().positive().optional().describe("training + search rollouts ('equal-total'), training rollouts only ('matched-steps')"),
     dollars: z.number().nonnegative().optional().describe('proposer spend'),
     wallMinutes: z.number().positive().optional(),
   })

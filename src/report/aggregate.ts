@@ -8,7 +8,7 @@ import { foldRun, type CurvePoint, type Ledger } from '../engine/runState.js';
 export interface RunInput {
   id: string;
   entries: readonly JournalEntry[];
-  config?: { method?: unknown; seed?: unknown; domain?: { id?: unknown }; evaluation?: { k?: unknown } };
+  config?: { method?: unknown; seed?: unknown; domain?: { id?: unknown }; evaluation?: { k?: unknown }; budget?: { mode?: unknown } };
 }
 
 export interface PhaseInfo {
@@ -65,6 +65,8 @@ export interface RunSummary {
   id: string;
   method: string;
   domain: string;
+  /** How the run's budget was counted (config budget.mode; runs older than the field: 'equal-total'). */
+  budgetMode: string;
   seed: number | undefined;
   /** k of validation mean@k (from the journal, else the config). */
   k: number | undefined;
@@ -186,6 +188,7 @@ export function summarizeRun(run: RunInput): RunSummary {
     id: run.id,
     method: str(start.method) ?? str(cfg.method) ?? 'unknown',
     domain: str(start.domain) ?? str(cfg.domain?.id) ?? 'unknown',
+    budgetMode: str(cfg.budget?.mode) ?? 'equal-total',
     seed: num(start.seed) ?? num(cfg.seed),
     k: k ?? num(cfg.evaluation?.k),
     status,
@@ -297,6 +300,7 @@ export function rolloutsToReach(curve: readonly { x: number; y: number }[], targ
 export interface MethodRow {
   domain: string;
   method: string;
+  budgetMode: string;
   runs: string[];
   /** Seeds (runs) in the row. */
   n: number;
@@ -306,9 +310,11 @@ export interface MethodRow {
   /** Sealed test mean@k of each run's validation-selected pair, over the runs that have one. */
   test: Spread;
   testK: number | undefined;
+  /** RSFT steps taken: what 'matched-steps' matches across methods. */
+  rsftSteps: Spread;
   trainingRollouts: Spread;
   searchRollouts: Spread;
-  /** Training + search: what the curves' x-axis counts. */
+  /** Training + search: what the curves' x-axis counts (and 'equal-total' caps). */
   rollouts: Spread;
   evalRollouts: Spread;
   dollars: Spread;
@@ -323,8 +329,10 @@ export interface MethodRow {
   excluded: string[];
 }
 
+/** One (domain, budget mode) pair: its methods share a chart and a weight-only peak. */
 export interface DomainSummary {
   domain: string;
+  budgetMode: string;
   methods: string[];
   /** Peak of the weight-only mean best-so-far curve; undefined without a weight-only run. */
   weightOnlyPeak?: number;
@@ -349,13 +357,14 @@ export function curvePeak(curve: readonly MeanCurvePoint[]): number | undefined 
   return curve.length === 0 ? undefined : Math.max(...curve.map((p) => p.mean));
 }
 
-/** One row per (domain, method), aggregated over seeds, with rollouts-to-reach-weight-only's-peak. */
+/** One row per (domain, budget mode, method), aggregated over seeds, with rollouts-to-reach-weight-only's-peak. */
 export function methodTable(runs: readonly RunSummary[]): MethodTable {
   const domains = [...new Set(runs.map((r) => r.domain))].sort();
   const rows: MethodRow[] = [];
   const summaries: DomainSummary[] = [];
-  for (const domain of domains) {
-    const inDomain = runs.filter((r) => r.domain === domain);
+  const pairs = domains.flatMap((domain) => [...new Set(runs.filter((r) => r.domain === domain).map((r) => r.budgetMode))].sort().map((budgetMode) => ({ domain, budgetMode })));
+  for (const { domain, budgetMode } of pairs) {
+    const inDomain = runs.filter((r) => r.domain === domain && r.budgetMode === budgetMode);
     const methods = [...new Set(inDomain.map((r) => r.method))].sort(methodOrder);
     // A row aggregates the method's completed runs; only when none has completed does it fall back
     // to the unfinished ones (marked), so a half-done run never drags a finished comparison.
@@ -370,7 +379,7 @@ export function methodTable(runs: readonly RunSummary[]): MethodTable {
     const weightOnly = curves.get('weight-only');
     const weightOnlyPeak = weightOnly ? curvePeak(weightOnly) : undefined;
     const ks = [...new Set(inDomain.map((r) => r.k).filter((k): k is number => k !== undefined))];
-    summaries.push({ domain, methods, weightOnlyPeak, k: ks.length === 1 ? ks[0] : undefined });
+    summaries.push({ domain, budgetMode, methods, weightOnlyPeak, k: ks.length === 1 ? ks[0] : undefined });
     for (const method of methods) {
       const rs = byMethod.get(method)!;
       const curve = curves.get(method)!;
@@ -381,12 +390,14 @@ export function methodTable(runs: readonly RunSummary[]): MethodTable {
       rows.push({
         domain,
         method,
+        budgetMode,
         runs: rs.map((r) => r.id),
         n: rs.length,
         k: mk.length === 1 ? mk[0] : undefined,
         bestValidation: spread(withBest.map((r) => r.best!.mean)),
         test: spread(withTest.map((r) => r.test!.mean)),
         testK: testKs.length === 1 ? testKs[0] : undefined,
+        rsftSteps: spread(rs.map((r) => r.training.length)),
         trainingRollouts: spread(rs.map((r) => r.ledger.trainingRollouts)),
         searchRollouts: spread(rs.map((r) => r.ledger.searchRollouts)),
         rollouts: spread(rs.map((r) => r.ledger.trainingRollouts + r.ledger.searchRollouts)),
@@ -405,7 +416,7 @@ export function methodTable(runs: readonly RunSummary[]): MethodTable {
 
 /** Per run: where its own best-so-far curve first reaches its domain's weight-only peak. */
 export function runToReach(run: RunSummary, table: MethodTable): number | undefined {
-  const peak = table.domains.find((d) => d.domain === run.domain)?.weightOnlyPeak;
+  const peak = table.domains.find((d) => d.domain === run.domain && d.budgetMode === run.budgetMode)?.weightOnlyPeak;
   if (peak === undefined) return undefined;
   return rolloutsToReach(run.curve.map((p) => ({ x: p.cumulativeRollouts, y: p.bestSoFar })), peak);
 }

@@ -75,15 +75,17 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
     blocks.push({
       kind: 'table',
       table: {
-        header: ['domain', 'method', 'schedule as run', 'seeds', `best validation mean@${k} (%)`, `test mean@${k} (%)`, 'rollouts: training + search', 'training', 'search', 'evaluation rollouts', 'proposer $', "rollouts to reach weight-only's peak"],
-        align: ['l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        header: ['domain', 'budget', 'method', 'schedule as run', 'seeds', `best validation mean@${k} (%)`, `test mean@${k} (%)`, 'RSFT steps', 'rollouts: training + search', 'training', 'search', 'evaluation rollouts', 'proposer $', "rollouts to reach weight-only's peak"],
+        align: ['l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
         rows: table.rows.map((r) => [
           r.domain,
+          r.budgetMode,
           r.method,
           r.schedules.join(' / '),
           `${r.n}${r.unfinished > 0 ? ` (${r.unfinished} unfinished)` : ''}${r.excluded.length > 0 ? ` (+${r.excluded.length} unfinished, not counted)` : ''}`,
           fmtPctSpread(r.bestValidation, r.n),
           fmtPctSpread(r.test, r.n),
+          fmtCount(r.rsftSteps),
           fmtCount(r.rollouts),
           fmtCount(r.trainingRollouts),
           fmtCount(r.searchRollouts),
@@ -98,6 +100,7 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
       items: [
         'A row aggregates the completed runs of its method (unfinished ones only when none has completed, marked so). Values are means over seeds; **±** is the sample standard deviation across seeds (no ± with one seed); `(n=…)` marks a column with fewer runs than seeds (e.g. runs without a test evaluation yet).',
         'Schedule as run: E = epochs of the weight split per weight phase, I = iterations per harness phase (the seed\'s evaluation counted, as in the paper); "of N" marks a fixed phase the budget cut short of its planned N; ×n repeats; runs of a row that ran different schedules are separated by /.',
+        "Budget: how a run's budget was counted. `equal-total` caps training + search rollouts together (search costs RSFT steps); `matched-steps` gives every method WHALE's number of RSFT steps and puts search on top (the paper's accounting). Both accountings are in the table: RSFT steps and training rollouts (what matched-steps holds equal), training + search (what equal-total holds equal).",
         'Best validation: the best validation mean@k a run reached (after any phase, or at the start); the pair it selects is the one evaluated on the **sealed test split**, once, for this report only — test never drives a choice.',
         'Rollouts: training (RSFT weight steps) + search (harness candidates, smoke runs and paired re-checks) is what the curves\' x-axis counts; evaluation rollouts (validation after each phase, the final test) are counted apart. Proposer $ is the mean per run.',
         "Rollouts to reach weight-only's peak: the cumulative training + search rollouts at which the method's mean best-so-far validation curve first reaches the peak of weight-only's mean curve on the same domain; — when it never does or the domain has no weight-only run.",
@@ -109,18 +112,20 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
     blocks.push({ kind: 'heading', level: 2, text: 'Best-so-far validation curves' });
     blocks.push({ kind: 'paragraph', text: 'Best-so-far validation mean@k against cumulative training + search rollouts, one line per method (mean over seeds), the band ± one standard deviation across seeds. A run that ended before others keeps its final best-so-far.' });
     for (const d of table.domains) {
-      const rows = table.rows.filter((r) => r.domain === d.domain);
-      const name = `curves-${safeName(d.domain)}`;
-      charts.push({ name, alt: `${d.domain}: best-so-far validation mean@k against cumulative rollouts`, spec: curveChartSpec(d.domain, rows.map((r) => ({ method: r.method, points: r.curve })), { k: d.k, weightOnlyPeak: d.weightOnlyPeak }) });
-      blocks.push({ kind: 'heading', level: 3, text: d.domain });
-      blocks.push({ kind: 'image', png: `${name}.png`, svg: `${name}.svg`, alt: `${d.domain}: best-so-far validation curves` });
+      const rows = table.rows.filter((r) => r.domain === d.domain && r.budgetMode === d.budgetMode);
+      const label = d.budgetMode === 'equal-total' ? d.domain : `${d.domain} · ${d.budgetMode}`;
+      const name = `curves-${safeName(d.budgetMode === 'equal-total' ? d.domain : `${d.domain}-${d.budgetMode}`)}`;
+      charts.push({ name, alt: `${label}: best-so-far validation mean@k against cumulative rollouts`, spec: curveChartSpec(label, rows.map((r) => ({ method: r.method, points: r.curve })), { k: d.k, weightOnlyPeak: d.weightOnlyPeak }) });
+      blocks.push({ kind: 'heading', level: 3, text: label });
+      blocks.push({ kind: 'image', png: `${name}.png`, svg: `${name}.svg`, alt: `${label}: best-so-far validation curves` });
       if (d.weightOnlyPeak === undefined) blocks.push({ kind: 'paragraph', text: 'No weight-only run on this domain: rollouts-to-reach-peak is not defined.' });
     }
   }
 
   if (summaries.length > 0) {
     blocks.push({ kind: 'heading', level: 2, text: 'Runs' });
-    const sorted = [...summaries].sort((a, b) => a.domain.localeCompare(b.domain) || table.rows.findIndex((r) => r.domain === a.domain && r.method === a.method) - table.rows.findIndex((r) => r.domain === b.domain && r.method === b.method) || (a.seed ?? 0) - (b.seed ?? 0) || a.id.localeCompare(b.id));
+    const rowOf = (s: RunSummary) => table.rows.findIndex((r) => r.domain === s.domain && r.budgetMode === s.budgetMode && r.method === s.method);
+    const sorted = [...summaries].sort((a, b) => a.domain.localeCompare(b.domain) || rowOf(a) - rowOf(b) || (a.seed ?? 0) - (b.seed ?? 0) || a.id.localeCompare(b.id));
     blocks.push({
       kind: 'table',
       table: {

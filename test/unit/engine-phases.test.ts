@@ -169,3 +169,32 @@ test('adaptive harness phase: a proposer that returns nothing still ends the pha
     }
   }
 });
+
+test("matched-steps: search comes on top of WHALE's RSFT steps; a weight phase cut at the step cap is closed and the search after it still runs", { timeout: 600_000 }, async () => {
+  const entriesOf = (e: Engine) => (e as unknown as { ctx: { journal: { all(): JournalEntry[] } } }).ctx.journal.all();
+  // whale: 1 step of 8 prompts × G 2 = 16 training rollouts is the whole budget; the search (more than 0 left) still runs.
+  const whale = await Engine.create(project('whale', { budget: { mode: 'matched-steps', rollouts: 16 } }), { log: () => {} });
+  try {
+    const out = await whale.run();
+    assert.equal(out.reason, 'schedule complete');
+    assert.deepEqual(entriesOf(whale).filter((e) => e.type === 'phase_completed').map((e) => e.kind), ['weight', 'harness']);
+    assert.equal(out.state.ledger.trainingRollouts, 16);
+    assert.ok(out.state.ledger.searchRollouts > 0, 'search on top of the training budget');
+  } finally {
+    await whale.close();
+  }
+  // stagewise asks for E* 1.0 (2 steps) but WHALE's steps are 1 × 1: the weight phase is cut at 1 step, closed, and the search runs.
+  const stagewise = await Engine.create(project('stagewise', { budget: { mode: 'matched-steps' }, schedule: { epochs: 0.5, iterations: 2, cycles: 1, stagewise: { epochs: 1, iterations: 2 } } }), { log: () => {} });
+  try {
+    const out = await stagewise.run();
+    const entries = entriesOf(stagewise);
+    assert.equal(entries.filter((e) => e.type === 'weight_step').length, 1);
+    const done = entries.filter((e) => e.type === 'phase_completed');
+    assert.deepEqual(done.map((e) => e.kind), ['weight', 'harness']);
+    assert.match(String(done[0].truncated), /1 of 1 RSFT steps \(matched-steps/);
+    assert.equal(out.reason, 'schedule complete');
+    assert.ok(entries.some((e) => e.type === 'test_evaluation'));
+  } finally {
+    await stagewise.close();
+  }
+});

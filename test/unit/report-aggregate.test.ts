@@ -259,9 +259,9 @@ test('buildReport: table cells, charts asked for, Markdown and HTML', () => {
   const { doc, charts } = buildReport(tableRuns(), { now: new Date('2026-11-01T12:00:00Z'), skipped: [{ id: 'zz', why: 'not started' }] });
   const md = toMarkdown(doc);
   assert.match(md, /^# WHALE report/);
-  assert.match(md, /\| d \| whale \| 1 steps ×3 \/ 1 steps ×2 \| 2 \(\+1 unfinished, not counted\) \| 35\.0 ± 7\.1 \| 33\.0 ± 7\.1 \| 160 ± 57 \| 160 ± 57 \| 0 \| 450 ± 71 \| \$0\.00 \| 100 \|/);
-  assert.match(md, /\| e \| whale \| 1 steps \| 1 \| 50\.0 \| — \| 10 \| 10 \| 0 \| 200 \| \$0\.00 \| — \|/);
-  assert.match(md, /\| d \| weight-only \| 1 steps ×2 \| 2 \| 30\.0 ± 0\.0 \| 27\.0 ± 1\.4 \|/);
+  assert.match(md, /\| d \| equal-total \| whale \| 1 steps ×3 \/ 1 steps ×2 \| 2 \(\+1 unfinished, not counted\) \| 35\.0 ± 7\.1 \| 33\.0 ± 7\.1 \| 3 ± 1 \| 160 ± 57 \| 160 ± 57 \| 0 \| 450 ± 71 \| \$0\.00 \| 100 \|/);
+  assert.match(md, /\| e \| equal-total \| whale \| 1 steps \| 1 \| 50\.0 \| — \| 1 \| 10 \| 10 \| 0 \| 200 \| \$0\.00 \| — \|/);
+  assert.match(md, /\| d \| equal-total \| weight-only \| 1 steps ×2 \| 2 \| 30\.0 ± 0\.0 \| 27\.0 ± 1\.4 \|/);
   assert.match(md, /!\[d: best-so-far validation curves\]\(curves-d\.png\)/);
   assert.match(md, /`zz`: not started/);
   assert.deepEqual(
@@ -338,5 +338,31 @@ test('scheduleLabel: what ran, in epochs and iterations, beside what a budget cu
   assert.equal(scheduleLabel(adaptive), 'E 0.31 ×2 · I 4', 'adaptive phases end by their rule: no "of"');
   const rows = methodTable([stagewise, whale]).rows;
   assert.deepEqual(rows.map((r) => r.schedules), [['E 0.25, E 0.13 of 0.25 · I 3'], ['E 0.5 · I 3 of 5']]);
-  assert.match(toMarkdown(buildReport([stagewise]).doc), /\| stagewise \| E 0\.5 · I 3 of 5 \|/);
+  assert.match(toMarkdown(buildReport([stagewise]).doc), /\| equal-total \| stagewise \| E 0\.5 · I 3 of 5 \|/);
+});
+
+test('budget modes: runs of each mode get their own rows, weight-only peak and chart; the table shows RSFT steps beside training + search', () => {
+  const run = (id: string, method: string, mode: string | undefined, steps: number, search: number, val: number) => {
+    const j = new JournalBuilder();
+    j.add('run_started', { runId: id, method, seed: 0, domain: 'd', h0: 'h0', harness: 'h0', version: 'base' });
+    j.add('validation', { phase: -1, mean: 0.1, se: 0.01, k: 4, newRollouts: 10 });
+    for (let s = 0; s < steps; s++) j.add('weight_step', { phase: 0, step: s, globalStep: s, meanReward: 0.5, rollouts: 16, newRollouts: 16 });
+    if (search) j.add('candidate_scored', { phase: 1, round: 0, treeHash: 'h0', mean: 0.1, newRollouts: search });
+    j.add('validation', { phase: 1, mean: val, se: 0.01, k: 4, newRollouts: 10 });
+    j.add('run_completed', { reason: 'schedule complete' });
+    return summarizeRun({ id, entries: j.entries, config: mode ? { budget: { mode } } : {} });
+  };
+  const runs = [run('a', 'whale', undefined, 2, 30, 0.5), run('b', 'weight-only', 'equal-total', 4, 0, 0.3), run('c', 'whale', 'matched-steps', 4, 30, 0.6), run('e', 'weight-only', 'matched-steps', 4, 0, 0.4)];
+  assert.equal(runs[0].budgetMode, 'equal-total', 'runs older than the field count as equal-total');
+  const t = methodTable(runs);
+  assert.deepEqual(t.rows.map((r) => [r.budgetMode, r.method, r.rsftSteps.mean, r.rollouts.mean]), [
+    ['equal-total', 'whale', 2, 62],
+    ['equal-total', 'weight-only', 4, 64],
+    ['matched-steps', 'whale', 4, 94],
+    ['matched-steps', 'weight-only', 4, 64],
+  ]);
+  assert.deepEqual(t.domains.map((d) => [d.budgetMode, d.weightOnlyPeak]), [['equal-total', 0.3], ['matched-steps', 0.4]]);
+  const { doc, charts } = buildReport(runs, { now: new Date(0) });
+  assert.deepEqual(charts.filter((c) => c.name.startsWith('curves')).map((c) => c.name), ['curves-d', 'curves-d-matched-steps']);
+  assert.match(toMarkdown(doc), /\| d \| matched-steps \| whale \| [^|]* \| 1 \| 60\.0 \| — \| 4 \| 94 \| 64 \| 30 \|/);
 });
