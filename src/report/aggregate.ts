@@ -3,6 +3,7 @@
 import { METHODS } from '../core/config.js';
 import type { JournalEntry } from '../engine/journal.js';
 import { foldRun, type CurvePoint, type Ledger } from '../engine/runState.js';
+import type { RunDiagnostics } from './diagnostics.js';
 
 /** One run as the report reads it: its id, its journal, and (when present) its config snapshot. */
 export interface RunInput {
@@ -81,6 +82,8 @@ export interface RunSummary {
   test?: { mean: number; se: number; k: number };
   pairedUsed: number;
   pairedChanged: number;
+  /** Bottleneck diagnostics from the run's trajectories (diagnostics.ts), when the store was read for them. */
+  diagnostics?: RunDiagnostics;
 }
 
 const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);

@@ -5,7 +5,9 @@ import { join, resolve } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
 import { methodTable, runToReach, summarizeRun, type AcceptanceInfo, type MethodTable, type PhaseInfo, type RunSummary, type Spread } from './aggregate.js';
 import { curveChartSpec, renderChart, trainingChartSpec } from './charts.js';
-import { toHtml, toMarkdown, type Block, type ReportDocument } from './document.js';
+import { toHtml, toMarkdown, type Block, type ReportDocument, type Table } from './document.js';
+import { diagnosticsRow, emptyAggregate, mergeAggregates, readTrajectoriesFile, runDiagnostics, type DiagnosticsAggregate } from './diagnostics.js';
+import { ResultStore } from '../archive/resultStore.js';
 
 // Reading runs lives in runs.ts so that the editor's dashboard can read them without the charts.
 import { loadRuns, type LoadedRuns } from './runs.js';
@@ -108,6 +110,24 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
     });
   }
 
+  // Runs whose trajectories were found (a store copied without its results has none to read).
+  const withDiagnostics = summaries.filter((s) => s.diagnostics?.byPhase.some((p) => p.aggregate.rollouts > 0));
+  if (withDiagnostics.length > 0) {
+    blocks.push({ kind: 'heading', level: 2, text: 'Bottleneck diagnostics' });
+    blocks.push({ kind: 'paragraph', text: DIAGNOSTICS_NOTE });
+    const rows: { label: string[]; a: DiagnosticsAggregate }[] = [];
+    for (const r of table.rows) {
+      const runs = withDiagnostics.filter((s) => r.runs.includes(s.id));
+      if (runs.length === 0) continue;
+      for (const [split, pick] of DIAGNOSTIC_SPLITS) {
+        const a = emptyAggregate();
+        for (const s of runs) for (const p of pick(s.diagnostics!.byPhase)) mergeAggregates(a, p.aggregate);
+        if (a.rollouts > 0) rows.push({ label: [r.domain, r.budgetMode, r.method, split], a });
+      }
+    }
+    blocks.push({ kind: 'table', table: diagnosticsTable(['domain', 'budget', 'method', 'split'], rows) });
+  }
+
   if (table.domains.length > 0) {
     blocks.push({ kind: 'heading', level: 2, text: 'Best-so-far validation curves' });
     blocks.push({ kind: 'paragraph', text: 'Best-so-far validation mean@k against cumulative training + search rollouts, one line per method (mean over seeds), the band ± one standard deviation across seeds. A run that ended before others keeps its final best-so-far.' });
@@ -166,6 +186,16 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
           },
         });
       }
+      const byPhase = r.diagnostics?.byPhase.filter((p) => p.aggregate.rollouts > 0) ?? [];
+      const byCandidate = r.diagnostics?.byCandidate.filter((c) => c.aggregate.rollouts > 0) ?? [];
+      if (byPhase.length > 0) {
+        blocks.push({ kind: 'paragraph', text: 'Diagnostics per phase and split (rates over the rollouts of the phase; val = the validation after the phase):' });
+        blocks.push({ kind: 'table', table: diagnosticsTable(['phase', 'split'], byPhase.map((p) => ({ label: [p.phase === null ? '—' : p.phase < 0 ? 'start' : String(p.phase), p.split], a: p.aggregate }))) });
+      }
+      if (byCandidate.length > 0) {
+        blocks.push({ kind: 'paragraph', text: 'Diagnostics per harness candidate (its scoring rollouts on the harness split):' });
+        blocks.push({ kind: 'table', table: diagnosticsTable(['phase', 'round', 'candidate'], byCandidate.map((c) => ({ label: [String(c.phase), String(c.round), `\`${short(c.treeHash)}\``], a: c.aggregate }))) });
+      }
       const spec = trainingChartSpec(r);
       if (spec) {
         const name = `training-${safeName(r.id)}`;
@@ -184,6 +214,46 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
     blocks.push({ kind: 'list', items: opts.skipped.map((s) => `\`${s.id}\`: ${s.why}`) });
   }
   return { doc: { title, blocks }, charts, table };
+}
+
+const DIAGNOSTICS_NOTE =
+  'Rates over rollouts (%), per method and split, summed over its runs: pass; truncated (a model call cut at its token limit); no answer (the harness returned none); extraction failure (an answer the verifier could extract nothing from); harness failure (crash, protocol error, rule violation, a sandbox limit); infra (a backend, tool service or verifier failed: never scored); tool and model calls per rollout; then each `domain.*` diagnostic the domain reports per rollout (numbers averaged, yes/no as %, strings counted). val (start) is the validation before any phase, val (final) the last one.';
+
+type PhaseRows = NonNullable<RunSummary['diagnostics']>['byPhase'];
+const DIAGNOSTIC_SPLITS: [string, (ps: PhaseRows) => PhaseRows][] = [
+  ['weight', (ps) => ps.filter((p) => p.split === 'weight')],
+  ['harness', (ps) => ps.filter((p) => p.split === 'harness')],
+  ['val (start)', (ps) => ps.filter((p) => p.split === 'val' && p.phase === -1)],
+  ['val (final)', (ps) => {
+    const val = ps.filter((p) => p.split === 'val');
+    return val.length > 1 ? [val[val.length - 1]] : [];
+  }],
+  ['test', (ps) => ps.filter((p) => p.split === 'test')],
+];
+
+/** A diagnostics table: the given label columns, then the rates, then the union of domain keys. */
+function diagnosticsTable(labels: string[], rows: { label: string[]; a: DiagnosticsAggregate }[]): Table {
+  const data = rows.map((r) => ({ label: r.label, row: diagnosticsRow(r.a) }));
+  const domainKeys = [...new Set(data.flatMap((d) => Object.keys(d.row).filter((k) => k.startsWith('domain.'))))].sort();
+  const fixed: [string, string, (v: number) => string][] = [
+    ['rollouts', 'rollouts', int],
+    ['pass', 'pass %', pct],
+    ['truncated', 'truncated %', pct],
+    ['noAnswer', 'no answer %', pct],
+    ['extractionFailure', 'extraction failure %', pct],
+    ['harnessFailure', 'harness failure %', pct],
+    ['infraFailure', 'infra %', pct],
+    ['toolCallsPerRollout', 'tool calls', (v) => v.toFixed(2)],
+    ['modelCallsPerRollout', 'model calls', (v) => v.toFixed(2)],
+  ];
+  const cell = (v: number | string | undefined, f: (v: number) => string) => (v === undefined ? '—' : typeof v === 'string' ? v : Number.isFinite(v) ? f(v) : '—');
+  // A domain key is a rate when every value it took was a yes/no; numbers are shown as means.
+  const isRate = (k: string) => rows.every((r) => r.a.domain[k.slice(7)]?.kind !== 'number');
+  return {
+    header: [...labels, ...fixed.map(([, h]) => h), ...domainKeys.map((k) => (isRate(k) ? `${k} %` : k))],
+    align: [...labels.map(() => 'l' as const), ...fixed.map(() => 'r' as const), ...domainKeys.map(() => 'r' as const)],
+    rows: data.map((d) => [...d.label, ...fixed.map(([k, , f]) => cell(d.row[k], f)), ...domainKeys.map((k) => cell(d.row[k], isRate(k) ? pct : (v) => v.toFixed(2)))]),
+  };
 }
 
 function phaseWork(p: PhaseInfo): string {
@@ -236,7 +306,8 @@ export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
   const now = opts.now ?? new Date();
   const storeDir = resolve(opts.storeDir);
   const { runs, skipped } = loadRuns(storeDir, opts.runIds);
-  const summaries = runs.map(summarizeRun);
+  const results = new ResultStore(storeDir);
+  const summaries = runs.map((run) => ({ ...summarizeRun(run), diagnostics: runDiagnostics(run.entries, (key) => readTrajectoriesFile(results.trajectoriesFile(key))) }));
   const { doc, charts, table } = buildReport(summaries, { title: opts.title, storeDir, now, skipped });
   const dir = opts.outDir ? resolve(opts.outDir) : reportDirFor(storeDir, now);
   mkdirSync(dir, { recursive: true });
@@ -254,6 +325,6 @@ export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
   const file = join(dir, format === 'html' ? 'report.html' : 'report.md');
   writeFileSync(file, format === 'html' ? toHtml(doc) : toMarkdown(doc));
   // The numbers behind the table and curves, for scripts (e.g. the README's table).
-  writeFileSync(join(dir, 'summary.json'), JSON.stringify({ generated: now.toISOString(), rows: table.rows.map(({ curve: _curve, ...row }) => row), domains: table.domains, runs: summaries.map(({ curve, training: _training, ...s }) => ({ ...s, curve })) }, null, 2) + '\n');
+  writeFileSync(join(dir, 'summary.json'), JSON.stringify({ generated: now.toISOString(), rows: table.rows.map(({ curve: _curve, ...row }) => row), domains: table.domains, runs: summaries.map(({ curve, training: _training, diagnostics, ...s }) => ({ ...s, curve, diagnostics: diagnostics && { byPhase: diagnostics.byPhase.map((p) => ({ phase: p.phase, split: p.split, ...diagnosticsRow(p.aggregate) })), byCandidate: diagnostics.byCandidate.map((c) => ({ phase: c.phase, round: c.round, treeHash: c.treeHash, ...diagnosticsRow(c.aggregate) })) } })) }, null, 2) + '\n');
   return { dir, file, images, runs: summaries.length, skipped, table };
 }
