@@ -8,6 +8,20 @@
  * (the gateway now enforces it). Not a unit test: real rollouts and training on CPU.
  *
  *   npx tsx scripts/exp-second-phase.ts [--steps 4] [--val 96] [--k 4] [--seed 0] [--temps 0.3,1] [--lr 1e-4] [--loss token-mean]
+ *
+ * RESULTS (2026-12-01, shipped base model, B 32 × G 8, lr 1e-4, token-mean, seed 0, val 64 tasks × 4,
+ * paired difference over tasks ± se; a busy 2-core machine):
+ *   --steps 3: W1 under h0 at T 1: train reward 14.1 → 32.4%. Then the search harness:
+ *     T 0.3: val 75.8% (distinct replies per task 1.25 of 4) → W2 (groups: 1.19–1.53 distinct
+ *            replies of 8; train reward 80.9 → 69.9 → 70.3%) → 77.3%: +1.6 ± 4.3.
+ *     T 1:   val 41.0% (truncation 15.2%, 2.69 distinct of 4) → W2 (3.6–4.3 distinct of 8; train
+ *            reward 45.3 → 52.3 → 47.7%) → 55.1% (truncation 0.4%): +14.1 ± 3.3.
+ *   --steps 4 --temps 0: W1 14.1 → 41.4%; T 0: val 78.1% → W2 (exactly 1.00 distinct reply of 8 in
+ *            every group; train reward 68.8 / 78.1 / 71.9 / 62.5%) → 79.7%: +1.6 ± 3.5.
+ * At the cool temperatures the old knob allowed, a group's G samples are one reply G times: RSFT has
+ * nothing to select among and the second weight phase buys nothing (here it did not lose 15 points
+ * as in the compare runs either; that drop was not reproduced). At the run config's T 1 the same
+ * phase gains 14 points. Sampling is therefore the run config's now, enforced by the gateway.
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
