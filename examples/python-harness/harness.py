@@ -80,14 +80,13 @@ def parse_action(text):
 def run(task, knobs, prompts, limits, gw, log):
     max_searches = int(knobs.get("maxSearches", 2))
     topk = int(knobs.get("topk", 3))
-    temperature = float(knobs.get("temperature", 0.3))
     messages = []
     if prompts.get("system", "").strip():
         messages.append({"role": "system", "content": prompts["system"]})
     messages.append({"role": "user", "content": prompts.get("user", "{question}").replace("{question}", task["question"])})
     searches = 0
     for _turn in range(limits["maxTurns"]):
-        opts = {"temperature": temperature}
+        opts = {}
         if limits.get("maxTokensPerCall"):
             opts["max_tokens"] = limits["maxTokensPerCall"]
         text = gw.chat(messages, **opts)

@@ -188,7 +188,8 @@ export const RsftSchema = z
     batchPrompts: z.number().int().positive().default(32).describe('B: prompts per RSFT step'),
     groupSize: z.number().int().positive().default(8).describe('G: trajectories per prompt'),
     learningRate: z.number().positive().default(1e-4).describe('embedded default from a sweep (scripts/exp-rsft.ts); the paper uses 1e-7 on a 2B model'),
-    minibatch: z.number().int().positive().default(8).describe('examples per optimizer step'),
+    minibatch: z.number().int().positive().default(8).describe('trajectories per optimizer step (all the examples of a trajectory stay in one minibatch)'),
+    loss: z.enum(['token-mean', 'sequence-mean']).default('token-mean').describe("minibatch normalisation: 'token-mean' = −Σ masked logp / accepted tokens of the minibatch (the public WHALE code); 'sequence-mean' = the mean over trajectories of each one's token-mean NLL (the paper's formula)"),
   })
   .strict();
 export type RsftConfig = z.infer<typeof RsftSchema>;
@@ -244,10 +245,10 @@ export const ScheduleSchema = z
     cycles: z.number().int().positive().default(2).describe('weight+harness cycles (fixed and adaptive schedules)'),
     adaptive: z
       .object({
-        minEpochs: z.number().positive().default(0.1).describe('T_min'),
-        maxEpochs: z.number().positive().default(1),
-        window: z.number().int().positive().default(3).describe('W: steps in the sliding mean of training reward'),
-        patienceSteps: z.number().int().positive().default(2).describe('P_w'),
+        minEpochs: z.number().positive().default(0.2).describe('T_min: epochs of the weight split a weight phase runs at least (the paper: 0.2)'),
+        windowEpochs: z.number().positive().default(0.2).describe('W: epochs of training reward in the sliding mean (the paper: 0.2; rounded up to whole steps)'),
+        patienceEpochs: z.number().positive().default(0.2).describe('P_w: epochs without a new high of the sliding mean before the phase stops (the paper: 0.2; rounded up to whole steps)'),
+        maxEpochs: z.number().positive().optional().describe('an optional cap on a weight phase, in epochs; the paper has none (the budget ends a run)'),
         minIterations: z.number().int().positive().default(3).describe('J_min'),
         patienceIterations: z.number().int().positive().default(2).describe('P_h'),
         maxIterations: z.number().int().positive().default(8),
@@ -256,8 +257,8 @@ export const ScheduleSchema = z
       .prefault({}),
     stagewise: z
       .object({
-        epochs: z.number().default(0.5).describe('E*'),
-        iterations: z.number().int().default(5).describe('I*'),
+        epochs: z.number().optional().describe("E*; default WHALE's total, cycles × E (the paper's stagewise: (2.7, 32))"),
+        iterations: z.number().int().optional().describe("I*; default WHALE's total, 1 + cycles × (I − 1)"),
       })
       .strict()
       .prefault({}),
@@ -268,9 +269,16 @@ export type ScheduleConfig = z.infer<typeof ScheduleSchema>;
 export const METHODS = ['whale', 'adaptive', 'stagewise', 'weight-only', 'harness-only', 'fst'] as const;
 export type Method = (typeof METHODS)[number];
 
+export const BUDGET_MODES = ['equal-total', 'matched-steps'] as const;
+export type BudgetMode = (typeof BUDGET_MODES)[number];
+
 export const BudgetSchema = z
   .object({
-    rollouts: z.number().int().positive().optional().describe('training + search rollouts'),
+    mode: z
+      .enum(BUDGET_MODES)
+      .default('equal-total')
+      .describe("'equal-total': `rollouts` caps training + search rollouts together; 'matched-steps' (the paper): every method gets WHALE's number of RSFT steps (cycles × the steps of E; weight-only runs `cycles` weight phases, stagewise one phase of that length) and search comes on top — `rollouts`, if set, caps training rollouts only"),
+    rollouts: z.number().int().positive().optional().describe("training + search rollouts ('equal-total'), training rollouts only ('matched-steps')"),
     dollars: z.number().nonnegative().optional().describe('proposer spend'),
     wallMinutes: z.number().positive().optional(),
   })

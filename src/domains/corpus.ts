@@ -189,7 +189,7 @@ export function expertAct(domain: 'kbqa' | 'ramble', messages: ChatMessage[], rn
 // ---------------------------------------------------------------------------------------------
 // Episodes: the shipped harness loops, replayed with the expert as the policy
 
-/** The kbqa-h0 knobs that change what the model sees (temperature does not). */
+/** The kbqa-h0 knobs (all of them change what the model sees). */
 export interface KbqaShapeKnobs {
   instruction: 'prompt' | 'short' | 'full';
   topk: number;

@@ -168,7 +168,7 @@ Knobs of the h0 harness (harness.json):
   parse         strict (the whole reply is the action) | lenient (first keyword anywhere, or one bare word).
   formatRetries 0..2 feedback turns ("${KBQA_FEEDBACK.format}" / "${KBQA_FEEDBACK.noSearchLeft}").
   requireSearch answer before any search gets "${KBQA_FEEDBACK.searchFirst}".
-  temperature   0 | 0.3 | 0.7 | 1 passed to ctx.chat (temperature 1 roughly halves success).
+Sampling (temperature, top_p) is the run config's: the gateway enforces it whatever a harness asks.
 Code may also: rewrite queries (a query naming an attribute, e.g. "Lodos pet", ranks that fact first), filter or reorder the
 passages shown, add turns. Limits: 6 model calls, 24 completion tokens per call. Rule: the final answer must be words the
 model wrote in one of its completions, and no message may contain chat-template markers ("<|").`;

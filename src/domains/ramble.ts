@@ -83,7 +83,7 @@ Knobs of the h0 harness (harness.json):
                brief  = "${RAMBLE_INSTRUCTIONS.brief}"
                direct = "${RAMBLE_INSTRUCTIONS.direct}"
   parse        strict (the whole reply is \`answer VALUE\`) | lenient (the first \`answer\` keyword anywhere, or one bare word).
-  temperature  0 | 0.3 | 0.7 | 1 | 1.5 passed to ctx.chat.
+Sampling (temperature, top_p) is the run config's: the gateway enforces it whatever a harness asks.
 Rules: the final answer must be words the model wrote in a completion (a harness may not read the answer off the question);
 no tool messages, no assistant messages the model did not write, no chat-template markers ("<|") in any message.
 Limits: 1 model call, ${RAMBLE_TOKENS_PER_CALL} completion tokens. This domain is built to be weight-dominated: expect little from harness changes.`;

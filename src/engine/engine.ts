@@ -17,7 +17,7 @@ import { evaluate } from './evaluate.js';
 import { acceptPhase, runHarnessPhase } from './harnessPhase.js';
 import { Journal } from './journal.js';
 import { foldRun, ledgerOf, type RunState } from './runState.js';
-import { checkSchedule, phasePlan, weightPhaseShouldStop, type PhasePlan } from './schedule.js';
+import { checkSchedule, matchedSteps, phasePlan, weightPhaseShouldStop, type PhasePlan } from './schedule.js';
 import { runWeightStep } from './weightPhase.js';
 import { assertBackendFits } from './backendFit.js';
 
@@ -153,15 +153,24 @@ export class Engine {
 
   /**
    * Why the run must not start another unit of work now, or undefined. `nextUnit` is the most the
-   * next unit can spend, so a run never goes past its rollout budget.
+   * next unit can spend, so a run never goes past its rollout budget. Under 'matched-steps' only a
+   * weight unit is limited, by WHALE's number of RSFT steps and by `rollouts` as a cap on training
+   * rollouts: search comes on top.
    */
-  private stopReason(nextUnit = 0): string | undefined {
+  private stopReason(nextUnit: number, kind: 'weight' | 'harness'): string | undefined {
     const { ctx } = this;
     if (ctx.signal.aborted || ctx.runs.stopRequested(ctx.runId)) return 'stop requested';
     const b = ctx.config.budget;
     const l = ledgerOf(ctx.journal.all());
-    const spent = l.trainingRollouts + l.searchRollouts;
-    if (b.rollouts !== undefined && spent + Math.max(1, nextUnit) > b.rollouts) {
+    if (b.mode === 'matched-steps') {
+      if (kind === 'weight') {
+        const cap = matchedSteps(ctx.config.schedule, ctx.domain.tasks('weight').length, ctx.config.rsft.batchPrompts);
+        const steps = this.state().globalStep;
+        if (steps >= cap) return `budget: ${steps} of ${cap} RSFT steps (matched-steps: WHALE's ${ctx.config.schedule.cycles} cycles × E ${ctx.config.schedule.epochs})`;
+        if (b.rollouts !== undefined && l.trainingRollouts + Math.max(1, nextUnit) > b.rollouts) return `budget: ${l.trainingRollouts} of ${b.rollouts} training rollouts spent (matched-steps: search on top)`;
+      }
+    } else if (b.rollouts !== undefined && l.trainingRollouts + l.searchRollouts + Math.max(1, nextUnit) > b.rollouts) {
+      const spent = l.trainingRollouts + l.searchRollouts;
       return `budget: ${spent} of ${b.rollouts} rollouts spent${nextUnit > b.rollouts - spent ? ` (the next unit needs up to ${nextUnit})` : ''}`;
     }
     if (b.dollars !== undefined && l.proposerDollars >= b.dollars) return `budget: $${l.proposerDollars.toFixed(2)} of $${b.dollars} spent`;
@@ -220,22 +229,28 @@ export class Engine {
       if (this.state().nextPhase > 0) await this.validate(this.state().nextPhase - 1);
       const state = this.state();
       if (state.finished) return { state, phasesRun, reason: state.finished.reason };
-      const plan = phasePlan(ctx.config.method, ctx.config.schedule, state.nextPhase, ctx.domain.tasks('weight').length, ctx.config.rsft.batchPrompts);
+      const plan = phasePlan(ctx.config.method, ctx.config.schedule, state.nextPhase, ctx.domain.tasks('weight').length, ctx.config.rsft.batchPrompts, ctx.config.budget.mode);
       if (!plan) {
         await this.testBestPair();
         return finish('schedule complete', true);
       }
       if (opts.maxPhases !== undefined && phasesRun >= opts.maxPhases) return { state, phasesRun, reason: 'phase limit' };
-      const why = this.stopReason(plan.kind === 'weight' ? ctx.config.rsft.batchPrompts * ctx.config.rsft.groupSize : ctx.searchTasks.length);
+      const why = this.stopReason(plan.kind === 'weight' ? ctx.config.rsft.batchPrompts * ctx.config.rsft.groupSize : ctx.searchTasks.length, plan.kind);
       if (why) {
         if (why.startsWith('budget')) await this.testBestPair();
         return finish(why, why.startsWith('budget'));
       }
       const stopped = await this.runPhase(plan, state);
       if (stopped) {
-        const reason = this.stopReason(plan.kind === 'weight' ? ctx.config.rsft.batchPrompts * ctx.config.rsft.groupSize : ctx.config.search.candidatesPerRound * (ctx.searchTasks.length + 1)) ?? 'stop requested';
+        const reason = this.stopReason(plan.kind === 'weight' ? ctx.config.rsft.batchPrompts * ctx.config.rsft.groupSize : ctx.config.search.candidatesPerRound * (ctx.searchTasks.length + 1), plan.kind) ?? 'stop requested';
         if (reason.startsWith('budget')) {
-          if (await this.closeCutPhase(plan, state, reason)) await this.validate(plan.index);
+          const closed = await this.closeCutPhase(plan, state, reason);
+          if (closed) await this.validate(plan.index);
+          // matched-steps: search comes on top of the RSFT steps, so the phases after the last weight steps still run.
+          if (closed && plan.kind === 'weight' && ctx.config.budget.mode === 'matched-steps' && this.stopReason(0, 'harness') === undefined) {
+            phasesRun++;
+            continue;
+          }
           await this.testBestPair();
         }
         return finish(reason, reason.startsWith('budget'));
@@ -248,17 +263,18 @@ export class Engine {
   private async runPhase(plan: PhasePlan, state: RunState): Promise<boolean> {
     const { ctx } = this;
     if (!ctx.journal.ofType<{ phase: number }>('phase_started').some((e) => e.phase === plan.index)) {
-      ctx.journal.append('phase_started', { phase: plan.index, kind: plan.kind, cycle: plan.cycle, mode: plan.mode, adaptive: plan.adaptive, version: state.version, harness: state.harness });
+      // What the schedule planned (the report sets it beside what ran: a budget may cut a phase short).
+      const planned = { ...(plan.steps ? { steps: { min: plan.steps.min, max: Number.isFinite(plan.steps.max) ? plan.steps.max : null } } : {}), ...(plan.iterations ? { iterations: plan.iterations } : {}), ...(plan.epochsPerStep !== undefined ? { epochsPerStep: plan.epochsPerStep } : {}) };
+      ctx.journal.append('phase_started', { phase: plan.index, kind: plan.kind, cycle: plan.cycle, mode: plan.mode, adaptive: plan.adaptive, version: state.version, harness: state.harness, planned });
     }
     ctx.log(`phase ${plan.index}: ${plan.kind}${plan.adaptive ? ' (adaptive)' : ''} of cycle ${plan.cycle}, policy ${state.version}, harness ${state.harness.slice(0, 12)}`);
     if (plan.kind === 'weight') {
       const steps = ctx.journal.ofType<{ phase: number; meanReward: number }>('weight_step').filter((e) => e.phase === plan.index);
       const rewards = steps.map((e) => e.meanReward);
-      const a = ctx.config.schedule.adaptive;
       for (;;) {
-        const done = plan.adaptive ? weightPhaseShouldStop(rewards, { min: plan.steps!.min, max: plan.steps!.max, window: a.window, patience: a.patienceSteps }) : rewards.length >= plan.steps!.max;
+        const done = plan.adaptive ? weightPhaseShouldStop(rewards, { min: plan.steps!.min, max: plan.steps!.max, ...plan.rule! }) : rewards.length >= plan.steps!.max;
         if (done) break;
-        if (this.stopReason(ctx.config.rsft.batchPrompts * ctx.config.rsft.groupSize)) return true;
+        if (this.stopReason(ctx.config.rsft.batchPrompts * ctx.config.rsft.groupSize, 'weight')) return true;
         const globalStep = this.state().globalStep;
         const m = await runWeightStep({
           backend: ctx.backend,
@@ -268,14 +284,14 @@ export class Engine {
           harnessDir: await candidateDir(ctx, state.harness),
           globalStep,
           runSeed: ctx.config.seed,
-          hyper: { batchSize: ctx.config.rsft.batchPrompts, groupSize: ctx.config.rsft.groupSize, learningRate: ctx.config.rsft.learningRate, minibatchSize: ctx.config.rsft.minibatch },
+          hyper: { batchSize: ctx.config.rsft.batchPrompts, groupSize: ctx.config.rsft.groupSize, learningRate: ctx.config.rsft.learningRate, minibatchSize: ctx.config.rsft.minibatch, loss: ctx.config.rsft.loss },
           sampling: ctx.config.sampling,
           limits: ctx.config.sandbox,
           concurrency: ctx.config.evaluation.concurrency,
           runId: ctx.runId,
           phase: String(plan.index),
           signal: ctx.signal,
-          onRollouts: (d, t) => ctx.progress(`phase ${plan.index} step ${rewards.length + 1}/${plan.steps!.max}`, d, t),
+          onRollouts: (d, t) => ctx.progress(`phase ${plan.index} step ${rewards.length + 1}${Number.isFinite(plan.steps!.max) ? `/${plan.steps!.max}` : ''}`, d, t),
         });
         const { losses: _losses, ...metrics } = m;
         const spent = [{ key: m.evalKeyHash, rollouts: m.rollouts, paid: ctx.results.countRunRollouts(m.evalKeyHash, ctx.runId) }];
@@ -287,7 +303,7 @@ export class Engine {
       return false;
     }
     const roundCost = ctx.config.search.candidatesPerRound * (ctx.searchTasks.length + 1);
-    const r = await runHarnessPhase(ctx, plan, state.harness, this.proposer, () => this.stopReason(roundCost));
+    const r = await runHarnessPhase(ctx, plan, state.harness, this.proposer, () => this.stopReason(roundCost, 'harness'));
     if (r.stopped) return true;
     ctx.journal.append('phase_completed', { phase: plan.index, kind: 'harness', version: ctx.backend.currentVersion(), harness: r.harness });
     ctx.log(`phase ${plan.index}: accepted harness ${r.harness.slice(0, 12)}`);
@@ -310,7 +326,7 @@ export class Engine {
     } else {
       if (inPhase('round_done').length === 0) return false;
       const l = ledgerOf(ctx.journal.all());
-      const left = (ctx.config.budget.rollouts ?? Infinity) - l.trainingRollouts - l.searchRollouts;
+      const left = ctx.config.budget.mode === 'matched-steps' ? Infinity : (ctx.config.budget.rollouts ?? Infinity) - l.trainingRollouts - l.searchRollouts;
       harness = await acceptPhase(ctx, plan.index, state.harness, (cost) => cost <= left);
     }
     ctx.journal.append('phase_completed', { phase: plan.index, kind: plan.kind, version: ctx.backend.currentVersion(), harness, truncated: reason });

@@ -145,18 +145,18 @@ export async function runHarnessPhase(ctx: RunContext, plan: PhasePlan, incumben
     await score(ctx, incumbent, phase, 0);
   }
   if (await scoreSubmissions(ctx, phase, plan.mode, shouldStop)) return { harness: incumbent, stopped: true };
-  const bestAfter = (): number[] => {
-    const scored = inPhase<ScoredEvent>('candidate_scored');
-    const rounds = Math.max(0, ...scored.map((e) => e.round));
-    const out: number[] = [];
-    for (let r = 0; r <= rounds; r++) out.push(Math.max(...scored.filter((e) => e.round <= r && e.version === version).map((e) => e.mean)));
-    return out;
+  // The archive's best after each of the first `iterations` iterations. Every iteration counts, a
+  // round whose candidates were all invalid (or that proposed none) too: J_max and the patience
+  // rule count rounds, not scored candidates, so a proposer that keeps failing still ends the phase.
+  const bestAfter = (iterations: number): number[] => {
+    const scored = inPhase<ScoredEvent>('candidate_scored').filter((e) => e.version === version);
+    return Array.from({ length: iterations }, (_, r) => Math.max(...scored.filter((e) => e.round <= r).map((e) => e.mean)));
   };
   const { min, max } = plan.iterations!;
   const validations = new ValidationCache(async () => ({ runtime: ctx.runtime, domain: ctx.domain, mode: plan.mode, h0Dir: await h0Dir(ctx), smokeTask: ctx.searchTasks[0] }));
   for (let round = 1; ; round++) {
     const iterationsDone = round; // the seed evaluation is iteration 1
-    const done = plan.adaptive ? harnessPhaseShouldStop(bestAfter().slice(0, iterationsDone), { min, max, patience: ctx.config.schedule.adaptive.patienceIterations }) : iterationsDone >= max;
+    const done = plan.adaptive ? harnessPhaseShouldStop(bestAfter(iterationsDone), { min, max, patience: ctx.config.schedule.adaptive.patienceIterations }) : iterationsDone >= max;
     if (done) break;
     if (inPhase<{ phase: number; round: number }>('round_done').some((e) => e.round === round)) continue;
     const why = shouldStop();

@@ -25,7 +25,7 @@
  * returns ids; with the fallback a merge happens only when the re-tokenised ids still line up.
  */
 import type { ChatMessage, ModelCall, Trajectory } from '../core/trajectory.js';
-import type { TrainExample } from '../policy/types.js';
+import type { RsftLoss, TrainExample } from '../policy/types.js';
 
 /** Re-tokenises a call whose backend gave no token ids (see the file comment for its limits). */
 export interface TokenizerFallback {
@@ -128,7 +128,7 @@ export function trajectoriesToExamples(trajectories: readonly Trajectory[], opts
       if (!cur) return;
       const trained = cur.mask.reduce((a, m) => a + m, 0);
       if (trained > 0) {
-        out.examples.push({ promptTokenIds: cur.prompt, completionTokenIds: cur.completion, lossMask: cur.mask });
+        out.examples.push({ promptTokenIds: cur.prompt, completionTokenIds: cur.completion, lossMask: cur.mask, group: t.id });
         out.sources.push({ trajectoryId: t.id, callIndices: cur.calls });
         out.trainedTokens += trained;
         out.contextTokens += cur.mask.length - trained;
@@ -165,27 +165,26 @@ export function trajectoriesToExamples(trajectories: readonly Trajectory[], opts
 }
 
 /**
- * The RSFT objective of REFERENCE.md §1 for a set of examples, given each trained token's log
- * probability: the mean over examples (with a trained token) of the per-example mean NLL over the
- * trained tokens. `logprobOf(exampleIndex, completionPosition)` returns log p_θ of that token.
- * What `PolicyBackend.train` minimises per minibatch; used by tests and reports.
+ * The RSFT objective of one minibatch, given each trained token's log probability
+ * (`logprobOf(exampleIndex, completionPosition)`), computed directly from its definition: 'token-mean'
+ * (default, the public code) −Σ logp / trained tokens; 'sequence-mean' (REFERENCE.md §1) the mean over
+ * trajectories (examples grouped by `group`) of each trajectory's mean NLL. What
+ * `PolicyBackend.train` minimises per minibatch; the reference the trainers are tested against.
  */
-export function rsftObjective(examples: readonly TrainExample[], logprobOf: (example: number, position: number) => number): number {
-  let sum = 0;
-  let n = 0;
+export function rsftObjective(examples: readonly TrainExample[], logprobOf: (example: number, position: number) => number, loss: RsftLoss = 'token-mean'): number {
+  const byGroup = new Map<string, { nll: number; tokens: number }>();
   examples.forEach((e, i) => {
-    let s = 0;
-    let k = 0;
+    const g = byGroup.get(e.group ?? `#${i}`) ?? { nll: 0, tokens: 0 };
     e.lossMask.forEach((m, j) => {
       if (m) {
-        s -= logprobOf(i, j);
-        k++;
+        g.nll -= logprobOf(i, j);
+        g.tokens++;
       }
     });
-    if (k > 0) {
-      sum += s / k;
-      n++;
-    }
+    byGroup.set(e.group ?? `#${i}`, g);
   });
-  return n === 0 ? NaN : sum / n;
+  const groups = [...byGroup.values()].filter((g) => g.tokens > 0);
+  if (groups.length === 0) return NaN;
+  if (loss === 'token-mean') return groups.reduce((a, g) => a + g.nll, 0) / groups.reduce((a, g) => a + g.tokens, 0);
+  return groups.reduce((a, g) => a + g.nll / g.tokens, 0) / groups.length;
 }

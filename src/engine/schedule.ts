@@ -1,7 +1,7 @@
-import type { Method, ScheduleConfig, RsftConfig, SearchConfig, BudgetConfig } from '../core/config.js';
+import type { BudgetMode, Method, ScheduleConfig, RsftConfig, SearchConfig, BudgetConfig } from '../core/config.js';
 import { InputError } from '../core/errors.js';
 import { mean } from '../core/stats.js';
-import { stepsForEpochs } from './weightPhase.js';
+import { epochsForSteps, stepsForEpochs } from './weightPhase.js';
 
 export type PhaseKind = 'weight' | 'harness';
 
@@ -12,8 +12,12 @@ export interface PhasePlan {
   kind: PhaseKind;
   /** Search space of a harness phase: whole programs, or the declared prompt strings only (FST). */
   mode: 'full' | 'fst';
-  /** Weight phase: the step count, or for adaptive phases the bounds within which the rule decides. */
+  /** Weight phase: the step count, or for adaptive phases the bounds within which the rule decides (max may be Infinity). */
   steps?: { min: number; max: number };
+  /** Adaptive weight phase: W and P_w converted from epochs to steps. */
+  rule?: { window: number; patience: number };
+  /** Epochs of the weight split one step covers (B / N), to report phases in the paper's unit. */
+  epochsPerStep?: number;
   /** Harness phase: iterations including the seed evaluation (adaptive: min and max). */
   iterations?: { min: number; max: number };
   adaptive: boolean;
@@ -26,13 +30,15 @@ export { stepsForEpochs };
  * which phases run, how long, and the harness search space:
  * - whale: weight (E) then harness (I), for `cycles` cycles;  fst: the same with a prompt-only search;
  * - adaptive: alternating, each phase ended by the adaptive rules (training signals only);
- * - stagewise: one weight phase of E* then one harness phase of I*;
+ * - stagewise: one weight phase of E* then one harness phase of I* (default: WHALE's totals);
  * - weight-only / harness-only: `2 × cycles` phases of one kind (matched phase count; a budget
- *   cuts any method short).
+ *   cuts any method short). Under `budget.mode: 'matched-steps'` weight-only runs `cycles` weight
+ *   phases instead: WHALE's number of RSFT steps (matchedSteps), as in the paper.
  */
-export function phasePlan(method: Method, s: ScheduleConfig, index: number, weightTasks: number, batchPrompts: number): PhasePlan | null {
+export function phasePlan(method: Method, s: ScheduleConfig, index: number, weightTasks: number, batchPrompts: number, budgetMode: BudgetMode = 'equal-total'): PhasePlan | null {
   const fixedW = stepsForEpochs(s.epochs, weightTasks, batchPrompts);
-  const weight = (cycle: number, steps: number): PhasePlan => ({ index, cycle, kind: 'weight', mode: 'full', steps: { min: steps, max: steps }, adaptive: false });
+  const epochsPerStep = epochsForSteps(1, weightTasks, batchPrompts);
+  const weight = (cycle: number, steps: number): PhasePlan => ({ index, cycle, kind: 'weight', mode: 'full', steps: { min: steps, max: steps }, adaptive: false, epochsPerStep });
   const harness = (cycle: number, iters: number, mode: 'full' | 'fst' = 'full'): PhasePlan => ({ index, cycle, kind: 'harness', mode, iterations: { min: iters, max: iters }, adaptive: false });
   const cycle = Math.floor(index / 2);
   switch (method) {
@@ -44,19 +50,34 @@ export function phasePlan(method: Method, s: ScheduleConfig, index: number, weig
       if (index >= 2 * s.cycles) return null;
       const a = s.adaptive;
       if (index % 2 === 0) {
-        return { index, cycle, kind: 'weight', mode: 'full', adaptive: true, steps: { min: stepsForEpochs(a.minEpochs, weightTasks, batchPrompts), max: stepsForEpochs(a.maxEpochs, weightTasks, batchPrompts) } };
+        // T_min, W and P_w are in epochs as in the paper; no cap unless maxEpochs is set (the budget ends the run).
+        const steps = (epochs: number) => stepsForEpochs(epochs, weightTasks, batchPrompts);
+        const max = a.maxEpochs === undefined ? Number.POSITIVE_INFINITY : steps(a.maxEpochs);
+        return { index, cycle, kind: 'weight', mode: 'full', adaptive: true, steps: { min: steps(a.minEpochs), max }, rule: { window: steps(a.windowEpochs), patience: steps(a.patienceEpochs) }, epochsPerStep };
       }
       return { index, cycle, kind: 'harness', mode: 'full', adaptive: true, iterations: { min: a.minIterations, max: a.maxIterations } };
     }
-    case 'stagewise':
-      if (index === 0) return weight(0, stepsForEpochs(s.stagewise.epochs, weightTasks, batchPrompts));
-      if (index === 1) return harness(0, s.stagewise.iterations);
+    case 'stagewise': {
+      const st = stagewiseSchedule(s);
+      if (index === 0) return weight(0, s.stagewise.epochs === undefined ? matchedSteps(s, weightTasks, batchPrompts) : stepsForEpochs(st.epochs, weightTasks, batchPrompts));
+      if (index === 1) return harness(0, st.iterations);
       return null;
+    }
     case 'weight-only':
-      return index < 2 * s.cycles ? weight(index, fixedW) : null;
+      return index < (budgetMode === 'matched-steps' ? 1 : 2) * s.cycles ? weight(index, fixedW) : null;
     case 'harness-only':
       return index < 2 * s.cycles ? harness(index, s.iterations) : null;
   }
+}
+
+/** WHALE's number of RSFT steps under the fixed schedule: cycles × the steps of E (what 'matched-steps' gives every method). */
+export function matchedSteps(s: ScheduleConfig, weightTasks: number, batchPrompts: number): number {
+  return s.cycles * stepsForEpochs(s.epochs, weightTasks, batchPrompts);
+}
+
+/** Stagewise's (E*, I*): as configured, else WHALE's totals (cycles × E, and the same proposal rounds as cycles × (I − 1)). */
+export function stagewiseSchedule(s: ScheduleConfig): { epochs: number; iterations: number } {
+  return { epochs: s.stagewise.epochs ?? s.cycles * s.epochs, iterations: s.stagewise.iterations ?? 1 + s.cycles * (s.iterations - 1) };
 }
 
 /**
@@ -111,13 +132,14 @@ export function checkSchedule(method: Method, s: ScheduleConfig, rsft: RsftConfi
   const errors: InputError[] = [];
   if (!(s.epochs > 0)) errors.push(bad('schedule.epochs', `E must be > 0, got ${s.epochs}`));
   if (!(s.iterations >= 1)) errors.push(bad('schedule.iterations', `I must be ≥ 1 (it counts the seed evaluation), got ${s.iterations}`));
-  if (!(s.stagewise.epochs > 0)) errors.push(bad('schedule.stagewise.epochs', `E* must be > 0, got ${s.stagewise.epochs}`));
-  if (!(s.stagewise.iterations >= 1)) errors.push(bad('schedule.stagewise.iterations', `I* must be ≥ 1, got ${s.stagewise.iterations}`));
-  if (s.adaptive.minEpochs > s.adaptive.maxEpochs) errors.push(bad('schedule.adaptive.minEpochs', `T_min ${s.adaptive.minEpochs} exceeds maxEpochs ${s.adaptive.maxEpochs}`));
+  if (s.stagewise.epochs !== undefined && !(s.stagewise.epochs > 0)) errors.push(bad('schedule.stagewise.epochs', `E* must be > 0, got ${s.stagewise.epochs}`));
+  if (s.stagewise.iterations !== undefined && !(s.stagewise.iterations >= 1)) errors.push(bad('schedule.stagewise.iterations', `I* must be ≥ 1, got ${s.stagewise.iterations}`));
+  if (s.adaptive.maxEpochs !== undefined && s.adaptive.minEpochs > s.adaptive.maxEpochs) errors.push(bad('schedule.adaptive.minEpochs', `T_min ${s.adaptive.minEpochs} exceeds maxEpochs ${s.adaptive.maxEpochs}`));
   if (s.adaptive.minIterations > s.adaptive.maxIterations) errors.push(bad('schedule.adaptive.minIterations', `J_min ${s.adaptive.minIterations} exceeds maxIterations ${s.adaptive.maxIterations}`));
   if (errors.length) throw InputError.combine(errors);
-  const first = phasePlan(method, s, 0, sizes.weight, rsft.batchPrompts);
-  if (first && budget.rollouts !== undefined) {
+  const first = phasePlan(method, s, 0, sizes.weight, rsft.batchPrompts, budget.mode);
+  // Under 'matched-steps' the rollout budget caps training only: search is never refused by it.
+  if (first && budget.rollouts !== undefined && !(budget.mode === 'matched-steps' && first.kind === 'harness')) {
     const cost = firstPhaseCost(first, rsft, search, sizes.harness);
     if (cost.rollouts > budget.rollouts) {
       throw bad('budget.rollouts', `a budget of ${budget.rollouts} rollouts cannot buy one ${first.kind} phase: ${cost.arithmetic}`);

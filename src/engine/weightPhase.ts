@@ -37,7 +37,7 @@ import { mean } from '../core/stats.js';
 import { sha256 } from '../core/treeHash.js';
 import type { Trajectory } from '../core/trajectory.js';
 import type { Domain, Task } from '../domains/types.js';
-import type { PolicyBackend, TrainExample } from '../policy/types.js';
+import { RSFT_LOSSES, type PolicyBackend, type RsftLoss, type TrainExample } from '../policy/types.js';
 import { evaluate, type RolloutRunner } from './evaluate.js';
 import { trajectoriesToExamples, type TokenizerFallback } from './rsftExamples.js';
 
@@ -50,8 +50,10 @@ export interface RsftHyper {
   /** Rollouts per prompt (G). */
   groupSize: number;
   learningRate: number;
-  /** Examples per optimizer step. */
+  /** Trajectories per optimizer step (the examples of one trajectory stay together). */
   minibatchSize: number;
+  /** Minibatch normalisation of the NLL (default 'token-mean', as the public code). */
+  loss?: RsftLoss;
 }
 
 /**
@@ -75,8 +77,8 @@ export const PAPER_RSFT_DEFAULTS: Readonly<RsftHyper> = Object.freeze({ batchSiz
  * ≈ 1–8 s of training here; an epoch of the default 4096-task weight split is 128 steps (shrink the
  * split or use a fractional E for a demo). G = 8 needs diversity inside a group: at temperature 0
  * (greedy) the G samples are one sample G times and RSFT degenerates to self-distillation of the
- * greedy reply — the harness decides temperature per call (ramble-h0 and kbqa-h0 sample at 1,
- * kbqa-good at 0.3).
+ * greedy reply — which is why sampling is the run config's (`sampling`, temperature 1 by default),
+ * enforced by the gateway, and never a harness knob.
  */
 export const EMBEDDED_RSFT_DEFAULTS: Readonly<RsftHyper> = Object.freeze({ batchSize: 32, groupSize: 8, learningRate: 1e-4, minibatchSize: 8 });
 
@@ -88,6 +90,7 @@ export function validateRsftHyper(h: RsftHyper): void {
   posInt('groupSize', h.groupSize);
   posInt('minibatchSize', h.minibatchSize);
   if (!(Number.isFinite(h.learningRate) && h.learningRate > 0)) throw new RangeError(`RSFT learningRate must be > 0, got ${h.learningRate}`);
+  if (h.loss !== undefined && !RSFT_LOSSES.includes(h.loss)) throw new RangeError(`RSFT loss must be one of ${RSFT_LOSSES.join(', ')}, got ${String(h.loss)}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -200,7 +203,7 @@ export interface WeightStepContext<P extends { treeHash: string }> {
   globalStep: number;
   runSeed: number;
   hyper: RsftHyper;
-  /** Config defaults for calls where the harness gives none (the harness decides temperature per call). */
+  /** The run's sampling (temperature, top_p enforced by the gateway; max_tokens where the harness gives none). */
   sampling: Sampling;
   limits: SandboxLimits;
   /** Rollouts in flight. */
@@ -318,7 +321,7 @@ export async function runWeightStep<P extends { treeHash: string }>(ctx: WeightS
     rolloutMs,
   };
 
-  const train = { learningRate: hyper.learningRate, minibatchSize: hyper.minibatchSize, epochs: 1, seed };
+  const train = { learningRate: hyper.learningRate, minibatchSize: hyper.minibatchSize, epochs: 1, seed, loss: hyper.loss ?? 'token-mean' };
   const key = sha256(canonicalJson({ v: 1, versionBefore, evalKeyHash: ev.summary.keyHash, train })).slice(0, 24);
   const file = recordFile(ctx.store, key);
   if (existsSync(file)) {

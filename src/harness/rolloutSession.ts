@@ -213,23 +213,28 @@ export class RolloutSession {
   }
 
   /**
-   * Effective sampling parameters: the config's defaults where the harness passes none, the
-   * harness's temperature/top_p where it does, and max_tokens clamped by the domain's per-call
-   * limit and the rollout's remaining token budget whatever the harness asks.
+   * Effective sampling parameters. Sampling is the run config's, for training and evaluation alike
+   * (REFERENCE.md §2: no harness can change it): a harness that asks for another temperature or
+   * top_p gets the config's, and the call records what it asked (`requested_temperature`,
+   * `requested_top_p`). max_tokens is the harness's to choose, clamped by the domain's per-call
+   * limit and the rollout's remaining token budget.
    */
-  private params(req: ChatCompletionRequest, index: number, remaining: number): SamplingParams & { requested_max_tokens?: number } {
+  private params(req: ChatCompletionRequest, index: number, remaining: number): SamplingParams & { requested_max_tokens?: number; requested_temperature?: number; requested_top_p?: number } {
     const asked = req.max_completion_tokens ?? req.max_tokens ?? undefined;
     const perCall = this.o.limits.maxTokensPerCall ?? Number.POSITIVE_INFINITY;
     const maxTokens = Math.max(1, Math.min(asked ?? this.o.sampling.max_tokens, perCall, remaining));
     const stop = req.stop === null || req.stop === undefined ? undefined : typeof req.stop === 'string' ? [req.stop] : req.stop;
+    const { temperature, top_p } = this.o.sampling;
     return {
-      temperature: req.temperature ?? this.o.sampling.temperature,
-      top_p: req.top_p ?? this.o.sampling.top_p,
+      temperature,
+      top_p,
       max_tokens: maxTokens,
       ...(stop && stop.length ? { stop } : {}),
       // One stream per (rollout seed, call index): reproducible, and independent across calls.
       seed: hashSeed(`${this.o.seed}:${index}`),
       ...(asked !== undefined && asked !== maxTokens ? { requested_max_tokens: asked } : {}),
+      ...(req.temperature !== undefined && req.temperature !== null && req.temperature !== temperature ? { requested_temperature: req.temperature } : {}),
+      ...(req.top_p !== undefined && req.top_p !== null && req.top_p !== top_p ? { requested_top_p: req.top_p } : {}),
     };
   }
 

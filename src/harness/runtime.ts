@@ -33,7 +33,7 @@ export interface HarnessRuntimeOptions {
   domain: Domain;
   backend: PolicyBackend;
   limits: SandboxLimits;
-  /** Defaults for model calls where the harness passes none (config `sampling`). */
+  /** The run's sampling (config `sampling`): temperature and top_p for every call whatever the harness asks, max_tokens where it gives none. */
   sampling: Sampling;
   /** Rollouts in flight at once (each its own process). */
   concurrency: number;

@@ -17,7 +17,12 @@ export interface HarnessMessage {
 }
 
 export interface ChatOptions {
+  /**
+   * Ignored: sampling is the run config's, for training and evaluation alike. The gateway uses the
+   * config's temperature/top_p and records what a harness asked (`requested_temperature`).
+   */
   temperature?: number;
+  /** Ignored, like temperature. */
   top_p?: number;
   max_tokens?: number;
   stop?: string[];

@@ -53,13 +53,29 @@ export interface TrainExample {
   promptTokenIds: number[];
   completionTokenIds: number[];
   lossMask: number[];
+  /**
+   * The trajectory the example came from. A trajectory whose calls cannot merge into one sequence
+   * gives several examples; they share a group, are kept in one minibatch and normalised as one
+   * trajectory (it must not count 2–3 times). Absent: the example is a group of its own.
+   */
+  group?: string;
 }
+
+/**
+ * How an RSFT minibatch's NLL is normalised. 'token-mean' (the public WHALE code's
+ * `-Σ masked logp / accepted tokens in the minibatch`: long trajectories weigh more) or
+ * 'sequence-mean' (the mean over trajectories of each trajectory's token-mean NLL).
+ */
+export type RsftLoss = 'token-mean' | 'sequence-mean';
+export const RSFT_LOSSES: readonly RsftLoss[] = ['token-mean', 'sequence-mean'];
 
 export interface TrainHyper {
   learningRate: number;
   minibatchSize: number;
   /** Passes over the given examples (RSFT in the paper: 1). */
   epochs?: number;
+  /** Minibatch normalisation (default 'token-mean', as the public code). */
+  loss?: RsftLoss;
   adam?: { beta1?: number; beta2?: number; eps?: number; weightDecay?: number };
   seed?: number;
 }

@@ -3,12 +3,13 @@
 import { METHODS } from '../core/config.js';
 import type { JournalEntry } from '../engine/journal.js';
 import { foldRun, type CurvePoint, type Ledger } from '../engine/runState.js';
+import type { RunDiagnostics } from './diagnostics.js';
 
 /** One run as the report reads it: its id, its journal, and (when present) its config snapshot. */
 export interface RunInput {
   id: string;
   entries: readonly JournalEntry[];
-  config?: { method?: unknown; seed?: unknown; domain?: { id?: unknown }; evaluation?: { k?: unknown } };
+  config?: { method?: unknown; seed?: unknown; domain?: { id?: unknown }; evaluation?: { k?: unknown }; budget?: { mode?: unknown } };
 }
 
 export interface PhaseInfo {
@@ -17,8 +18,14 @@ export interface PhaseInfo {
   cycle?: number;
   mode?: string;
   completed: boolean;
-  /** Weight phases: steps taken. */
+  /** Weight phases: steps taken, and the epochs of the weight split they covered (when the journal says B/N). */
   steps?: number;
+  epochs?: number;
+  /** Harness phases: iterations run, the seed's evaluation counting as the first. */
+  iterations?: number;
+  adaptive?: boolean;
+  /** What the schedule planned for the phase (absent in journals older than the field). */
+  planned?: { steps?: { min: number; max: number | null }; iterations?: { min: number; max: number }; epochsPerStep?: number };
   /** The harness the phase ended with (for weight phases: unchanged). */
   harness?: string;
   /** The policy version the phase ended with. */
@@ -59,6 +66,8 @@ export interface RunSummary {
   id: string;
   method: string;
   domain: string;
+  /** How the run's budget was counted (config budget.mode; runs older than the field: 'equal-total'). */
+  budgetMode: string;
   seed: number | undefined;
   /** k of validation mean@k (from the journal, else the config). */
   k: number | undefined;
@@ -73,6 +82,8 @@ export interface RunSummary {
   test?: { mean: number; se: number; k: number };
   pairedUsed: number;
   pairedChanged: number;
+  /** Bottleneck diagnostics from the run's trajectories (diagnostics.ts), when the store was read for them. */
+  diagnostics?: RunDiagnostics;
 }
 
 const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
@@ -106,6 +117,13 @@ export function summarizeRun(run: RunInput): RunSummary {
         p.kind = str(e.kind) ?? p.kind;
         if (num(e.cycle) !== undefined) p.cycle = num(e.cycle);
         if (str(e.mode)) p.mode = str(e.mode);
+        p.adaptive = e.adaptive === true;
+        if (e.planned && typeof e.planned === 'object') p.planned = e.planned as PhaseInfo['planned'];
+        break;
+      }
+      case 'round_done': {
+        const p = phaseOf(phase ?? -1);
+        p.iterations = (p.iterations ?? 1) + 1;
         break;
       }
       case 'weight_step': {
@@ -161,6 +179,11 @@ export function summarizeRun(run: RunInput): RunSummary {
         break;
     }
   }
+  for (const p of phases.values()) {
+    const perStep = num(p.planned?.epochsPerStep);
+    if (p.kind === 'weight' && perStep !== undefined) p.epochs = (p.steps ?? 0) * perStep;
+    if (p.kind === 'harness' && p.iterations === undefined && (p.scored ?? 0) > 0) p.iterations = 1;
+  }
   const acceptances = [...phases.values()].map((p) => p.acceptance).filter((a): a is AcceptanceInfo => !!a);
   const cfg = run.config ?? {};
   const status: RunSummary['status'] = completedReason !== undefined ? 'completed' : stoppedReason !== undefined ? 'stopped' : 'in progress';
@@ -168,6 +191,7 @@ export function summarizeRun(run: RunInput): RunSummary {
     id: run.id,
     method: str(start.method) ?? str(cfg.method) ?? 'unknown',
     domain: str(start.domain) ?? str(cfg.domain?.id) ?? 'unknown',
+    budgetMode: str(cfg.budget?.mode) ?? 'equal-total',
     seed: num(start.seed) ?? num(cfg.seed),
     k: k ?? num(cfg.evaluation?.k),
     status,
@@ -181,6 +205,39 @@ export function summarizeRun(run: RunInput): RunSummary {
     pairedUsed: acceptances.filter((a) => a.pairedUsed).length,
     pairedChanged: acceptances.filter((a) => a.pairedUsed && a.changedChoice).length,
   };
+}
+
+const fmtNum = (x: number): string => String(Number(x.toFixed(2)));
+
+/**
+ * The schedule a run actually ran, in the paper's units: E (epochs of the weight split) per weight
+ * phase and I (iterations, the seed's evaluation counted) per harness phase, with the planned value
+ * beside a fixed phase that a budget cut short ("I 3 of 5"). Repeated values are written once (×n).
+ */
+export function scheduleLabel(r: Pick<RunSummary, 'phases'>): string {
+  const weight = r.phases.filter((p) => p.kind === 'weight').map((p) => {
+    const perStep = p.planned?.epochsPerStep;
+    const ran = p.epochs !== undefined ? `E ${fmtNum(p.epochs)}` : `${p.steps ?? 0} steps`;
+    const max = p.planned?.steps?.max;
+    const fixed = !p.adaptive && max !== null && max !== undefined && p.planned?.steps?.min === max;
+    return fixed && (p.steps ?? 0) < max ? `${ran} of ${perStep !== undefined ? fmtNum(max * perStep) : `${max} steps`}` : ran;
+  });
+  const harness = r.phases.filter((p) => p.kind === 'harness').map((p) => {
+    const ran = `I ${p.iterations ?? 0}`;
+    const max = p.planned?.iterations?.max;
+    return !p.adaptive && max !== undefined && (p.iterations ?? 0) < max ? `${ran} of ${max}` : ran;
+  });
+  const compact = (xs: string[]) => {
+    const out: string[] = [];
+    for (const x of xs) {
+      const last = out[out.length - 1];
+      const m = last ? /^(.*?)(?: ×(\d+))?$/.exec(last)! : undefined;
+      if (m && m[1] === x) out[out.length - 1] = `${x} ×${Number(m[2] ?? 1) + 1}`;
+      else out.push(x);
+    }
+    return out.join(', ');
+  };
+  return [compact(weight), compact(harness)].filter((s) => s !== '').join(' · ') || '—';
 }
 
 /** Mean and spread of a sample: sd is the sample standard deviation, se = sd/√n (NaN when n < 2). */
@@ -246,6 +303,7 @@ export function rolloutsToReach(curve: readonly { x: number; y: number }[], targ
 export interface MethodRow {
   domain: string;
   method: string;
+  budgetMode: string;
   runs: string[];
   /** Seeds (runs) in the row. */
   n: number;
@@ -255,23 +313,29 @@ export interface MethodRow {
   /** Sealed test mean@k of each run's validation-selected pair, over the runs that have one. */
   test: Spread;
   testK: number | undefined;
+  /** RSFT steps taken: what 'matched-steps' matches across methods. */
+  rsftSteps: Spread;
   trainingRollouts: Spread;
   searchRollouts: Spread;
-  /** Training + search: what the curves' x-axis counts. */
+  /** Training + search: what the curves' x-axis counts (and 'equal-total' caps). */
   rollouts: Spread;
   evalRollouts: Spread;
   dollars: Spread;
   /** Where this method's mean best-so-far curve first reaches weight-only's peak; undefined: never, or no weight-only run. */
   toReachWeightOnlyPeak?: number;
   curve: MeanCurvePoint[];
+  /** The schedule as run (scheduleLabel), one entry per distinct label among the row's runs. */
+  schedules: string[];
   /** Runs in the row that have not completed (non-zero only when none of the method's runs has). */
   unfinished: number;
   /** Unfinished runs left out of the row because completed ones exist. */
   excluded: string[];
 }
 
+/** One (domain, budget mode) pair: its methods share a chart and a weight-only peak. */
 export interface DomainSummary {
   domain: string;
+  budgetMode: string;
   methods: string[];
   /** Peak of the weight-only mean best-so-far curve; undefined without a weight-only run. */
   weightOnlyPeak?: number;
@@ -296,13 +360,14 @@ export function curvePeak(curve: readonly MeanCurvePoint[]): number | undefined 
   return curve.length === 0 ? undefined : Math.max(...curve.map((p) => p.mean));
 }
 
-/** One row per (domain, method), aggregated over seeds, with rollouts-to-reach-weight-only's-peak. */
+/** One row per (domain, budget mode, method), aggregated over seeds, with rollouts-to-reach-weight-only's-peak. */
 export function methodTable(runs: readonly RunSummary[]): MethodTable {
   const domains = [...new Set(runs.map((r) => r.domain))].sort();
   const rows: MethodRow[] = [];
   const summaries: DomainSummary[] = [];
-  for (const domain of domains) {
-    const inDomain = runs.filter((r) => r.domain === domain);
+  const pairs = domains.flatMap((domain) => [...new Set(runs.filter((r) => r.domain === domain).map((r) => r.budgetMode))].sort().map((budgetMode) => ({ domain, budgetMode })));
+  for (const { domain, budgetMode } of pairs) {
+    const inDomain = runs.filter((r) => r.domain === domain && r.budgetMode === budgetMode);
     const methods = [...new Set(inDomain.map((r) => r.method))].sort(methodOrder);
     // A row aggregates the method's completed runs; only when none has completed does it fall back
     // to the unfinished ones (marked), so a half-done run never drags a finished comparison.
@@ -317,7 +382,7 @@ export function methodTable(runs: readonly RunSummary[]): MethodTable {
     const weightOnly = curves.get('weight-only');
     const weightOnlyPeak = weightOnly ? curvePeak(weightOnly) : undefined;
     const ks = [...new Set(inDomain.map((r) => r.k).filter((k): k is number => k !== undefined))];
-    summaries.push({ domain, methods, weightOnlyPeak, k: ks.length === 1 ? ks[0] : undefined });
+    summaries.push({ domain, budgetMode, methods, weightOnlyPeak, k: ks.length === 1 ? ks[0] : undefined });
     for (const method of methods) {
       const rs = byMethod.get(method)!;
       const curve = curves.get(method)!;
@@ -328,12 +393,14 @@ export function methodTable(runs: readonly RunSummary[]): MethodTable {
       rows.push({
         domain,
         method,
+        budgetMode,
         runs: rs.map((r) => r.id),
         n: rs.length,
         k: mk.length === 1 ? mk[0] : undefined,
         bestValidation: spread(withBest.map((r) => r.best!.mean)),
         test: spread(withTest.map((r) => r.test!.mean)),
         testK: testKs.length === 1 ? testKs[0] : undefined,
+        rsftSteps: spread(rs.map((r) => r.training.length)),
         trainingRollouts: spread(rs.map((r) => r.ledger.trainingRollouts)),
         searchRollouts: spread(rs.map((r) => r.ledger.searchRollouts)),
         rollouts: spread(rs.map((r) => r.ledger.trainingRollouts + r.ledger.searchRollouts)),
@@ -341,6 +408,7 @@ export function methodTable(runs: readonly RunSummary[]): MethodTable {
         dollars: spread(rs.map((r) => r.ledger.proposerDollars)),
         toReachWeightOnlyPeak: weightOnlyPeak === undefined ? undefined : rolloutsToReach(curve.map((p) => ({ x: p.x, y: p.mean })), weightOnlyPeak),
         curve,
+        schedules: [...new Set(rs.map(scheduleLabel))],
         unfinished: rs.filter((r) => r.status !== 'completed').length,
         excluded: all.get(method)!.filter((r) => !rs.includes(r)).map((r) => r.id),
       });
@@ -351,7 +419,7 @@ export function methodTable(runs: readonly RunSummary[]): MethodTable {
 
 /** Per run: where its own best-so-far curve first reaches its domain's weight-only peak. */
 export function runToReach(run: RunSummary, table: MethodTable): number | undefined {
-  const peak = table.domains.find((d) => d.domain === run.domain)?.weightOnlyPeak;
+  const peak = table.domains.find((d) => d.domain === run.domain && d.budgetMode === run.budgetMode)?.weightOnlyPeak;
   if (peak === undefined) return undefined;
   return rolloutsToReach(run.curve.map((p) => ({ x: p.cumulativeRollouts, y: p.bestSoFar })), peak);
 }

@@ -5,7 +5,9 @@ import { join, resolve } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
 import { methodTable, runToReach, summarizeRun, type AcceptanceInfo, type MethodTable, type PhaseInfo, type RunSummary, type Spread } from './aggregate.js';
 import { curveChartSpec, renderChart, trainingChartSpec } from './charts.js';
-import { toHtml, toMarkdown, type Block, type ReportDocument } from './document.js';
+import { toHtml, toMarkdown, type Block, type ReportDocument, type Table } from './document.js';
+import { diagnosticsRow, emptyAggregate, mergeAggregates, readTrajectoriesFile, runDiagnostics, type DiagnosticsAggregate } from './diagnostics.js';
+import { ResultStore } from '../archive/resultStore.js';
 
 // Reading runs lives in runs.ts so that the editor's dashboard can read them without the charts.
 import { loadRuns, type LoadedRuns } from './runs.js';
@@ -76,14 +78,17 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
     blocks.push({
       kind: 'table',
       table: {
-        header: ['domain', 'method', 'seeds', `best validation mean@${k} (%)`, `test mean@${k} (%)`, 'rollouts: training + search', 'training', 'search', 'evaluation rollouts', 'proposer $', "rollouts to reach weight-only's peak"],
-        align: ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        header: ['domain', 'budget', 'method', 'schedule as run', 'seeds', `best validation mean@${k} (%)`, `test mean@${k} (%)`, 'RSFT steps', 'rollouts: training + search', 'training', 'search', 'evaluation rollouts', 'proposer $', "rollouts to reach weight-only's peak"],
+        align: ['l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
         rows: table.rows.map((r) => [
           r.domain,
+          r.budgetMode,
           r.method,
+          r.schedules.join(' / '),
           `${r.n}${r.unfinished > 0 ? ` (${r.unfinished} unfinished)` : ''}${r.excluded.length > 0 ? ` (+${r.excluded.length} unfinished, not counted)` : ''}`,
           fmtPctSpread(r.bestValidation, r.n),
           fmtPctSpread(r.test, r.n),
+          fmtCount(r.rsftSteps),
           fmtCount(r.rollouts),
           fmtCount(r.trainingRollouts),
           fmtCount(r.searchRollouts),
@@ -97,6 +102,8 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
       kind: 'list',
       items: [
         'A row aggregates the completed runs of its method (unfinished ones only when none has completed, marked so). Values are means over seeds; **±** is the sample standard deviation across seeds (no ± with one seed); `(n=…)` marks a column with fewer runs than seeds (e.g. runs without a test evaluation yet).',
+        'Schedule as run: E = epochs of the weight split per weight phase, I = iterations per harness phase (the seed\'s evaluation counted, as in the paper); "of N" marks a fixed phase the budget cut short of its planned N; ×n repeats; runs of a row that ran different schedules are separated by /.',
+        "Budget: how a run's budget was counted. `equal-total` caps training + search rollouts together (search costs RSFT steps); `matched-steps` gives every method WHALE's number of RSFT steps and puts search on top (the paper's accounting). Both accountings are in the table: RSFT steps and training rollouts (what matched-steps holds equal), training + search (what equal-total holds equal).",
         'Best validation: the best validation mean@k a run reached (after any phase, or at the start); the pair it selects is the one evaluated on the **sealed test split**, once, for this report only — test never drives a choice.',
         'Rollouts: training (RSFT weight steps) + search (harness candidates, smoke runs and paired re-checks) is what the curves\' x-axis counts; evaluation rollouts (validation after each phase, the final test) are counted apart. Proposer $ is the mean per run.',
         "Rollouts to reach weight-only's peak: the cumulative training + search rollouts at which the method's mean best-so-far validation curve first reaches the peak of weight-only's mean curve on the same domain; — when it never does or the domain has no weight-only run.",
@@ -104,22 +111,42 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
     });
   }
 
+  // Runs whose trajectories were found (a store copied without its results has none to read).
+  const withDiagnostics = summaries.filter((s) => s.diagnostics?.byPhase.some((p) => p.aggregate.rollouts > 0));
+  if (withDiagnostics.length > 0) {
+    blocks.push({ kind: 'heading', level: 2, text: 'Bottleneck diagnostics' });
+    blocks.push({ kind: 'paragraph', text: DIAGNOSTICS_NOTE });
+    const rows: { label: string[]; a: DiagnosticsAggregate }[] = [];
+    for (const r of table.rows) {
+      const runs = withDiagnostics.filter((s) => r.runs.includes(s.id));
+      if (runs.length === 0) continue;
+      for (const [split, pick] of DIAGNOSTIC_SPLITS) {
+        const a = emptyAggregate();
+        for (const s of runs) for (const p of pick(s.diagnostics!.byPhase)) mergeAggregates(a, p.aggregate);
+        if (a.rollouts > 0) rows.push({ label: [r.domain, r.budgetMode, r.method, split], a });
+      }
+    }
+    blocks.push({ kind: 'table', table: diagnosticsTable(['domain', 'budget', 'method', 'split'], rows) });
+  }
+
   if (table.domains.length > 0) {
     blocks.push({ kind: 'heading', level: 2, text: 'Best-so-far validation curves' });
     blocks.push({ kind: 'paragraph', text: 'Best-so-far validation mean@k against cumulative training + search rollouts, one line per method (mean over seeds), the band ± one standard deviation across seeds. A run that ended before others keeps its final best-so-far.' });
     for (const d of table.domains) {
-      const rows = table.rows.filter((r) => r.domain === d.domain);
-      const name = `curves-${safeName(d.domain)}`;
-      charts.push({ name, alt: `${d.domain}: best-so-far validation mean@k against cumulative rollouts`, spec: curveChartSpec(d.domain, rows.map((r) => ({ method: r.method, points: r.curve })), { k: d.k, weightOnlyPeak: d.weightOnlyPeak }) });
-      blocks.push({ kind: 'heading', level: 3, text: d.domain });
-      blocks.push({ kind: 'image', png: `${name}.png`, svg: `${name}.svg`, alt: `${d.domain}: best-so-far validation curves` });
+      const rows = table.rows.filter((r) => r.domain === d.domain && r.budgetMode === d.budgetMode);
+      const label = d.budgetMode === 'equal-total' ? d.domain : `${d.domain} · ${d.budgetMode}`;
+      const name = `curves-${safeName(d.budgetMode === 'equal-total' ? d.domain : `${d.domain}-${d.budgetMode}`)}`;
+      charts.push({ name, alt: `${label}: best-so-far validation mean@k against cumulative rollouts`, spec: curveChartSpec(label, rows.map((r) => ({ method: r.method, points: r.curve })), { k: d.k, weightOnlyPeak: d.weightOnlyPeak }) });
+      blocks.push({ kind: 'heading', level: 3, text: label });
+      blocks.push({ kind: 'image', png: `${name}.png`, svg: `${name}.svg`, alt: `${label}: best-so-far validation curves` });
       if (d.weightOnlyPeak === undefined) blocks.push({ kind: 'paragraph', text: 'No weight-only run on this domain: rollouts-to-reach-peak is not defined.' });
     }
   }
 
   if (summaries.length > 0) {
     blocks.push({ kind: 'heading', level: 2, text: 'Runs' });
-    const sorted = [...summaries].sort((a, b) => a.domain.localeCompare(b.domain) || table.rows.findIndex((r) => r.domain === a.domain && r.method === a.method) - table.rows.findIndex((r) => r.domain === b.domain && r.method === b.method) || (a.seed ?? 0) - (b.seed ?? 0) || a.id.localeCompare(b.id));
+    const rowOf = (s: RunSummary) => table.rows.findIndex((r) => r.domain === s.domain && r.budgetMode === s.budgetMode && r.method === s.method);
+    const sorted = [...summaries].sort((a, b) => a.domain.localeCompare(b.domain) || rowOf(a) - rowOf(b) || (a.seed ?? 0) - (b.seed ?? 0) || a.id.localeCompare(b.id));
     blocks.push({
       kind: 'table',
       table: {
@@ -146,7 +173,7 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
         }),
       },
     });
-    blocks.push({ kind: 'paragraph', text: 'Per run, ± is the standard error of that run\'s own mean@k (over tasks). Phases: W = weight (RSFT, steps in brackets), H = harness search; a trailing * marks a phase that did not complete. The paired rule\'s column counts the harness phases where it was applied and how often its choice differed from the archive-wide best.' });
+    blocks.push({ kind: 'paragraph', text: 'Per run, ± is the standard error of that run\'s own mean@k (over tasks). Phases: W = weight (RSFT, steps in brackets), H = harness search (iterations in brackets, the seed\'s evaluation counted); a trailing * marks a phase that did not complete. The paired rule\'s column counts the harness phases where it was applied and how often its choice differed from the archive-wide best.' });
 
     for (const r of sorted) {
       blocks.push({ kind: 'heading', level: 3, text: `${r.method} · ${r.domain} · seed ${r.seed ?? '?'} (\`${r.id}\`)` });
@@ -164,6 +191,16 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
       if (src) {
         blocks.push({ kind: 'paragraph', text: `By data source (${src.split === 'test' ? 'sealed test' : 'last validation'} evaluation \`${src.keyHash}\`${src.infra > 0 ? `; ${src.infra} infrastructure failure(s) left out` : ''}): pass rate and the domain's per-rollout diagnostics.` });
         blocks.push({ kind: 'table', table: sourceTableBlock(src) });
+      }
+      const byPhase = r.diagnostics?.byPhase.filter((p) => p.aggregate.rollouts > 0) ?? [];
+      const byCandidate = r.diagnostics?.byCandidate.filter((c) => c.aggregate.rollouts > 0) ?? [];
+      if (byPhase.length > 0) {
+        blocks.push({ kind: 'paragraph', text: 'Diagnostics per phase and split (rates over the rollouts of the phase; val = the validation after the phase):' });
+        blocks.push({ kind: 'table', table: diagnosticsTable(['phase', 'split'], byPhase.map((p) => ({ label: [p.phase === null ? '—' : p.phase < 0 ? 'start' : String(p.phase), p.split], a: p.aggregate }))) });
+      }
+      if (byCandidate.length > 0) {
+        blocks.push({ kind: 'paragraph', text: 'Diagnostics per harness candidate (its scoring rollouts on the harness split):' });
+        blocks.push({ kind: 'table', table: diagnosticsTable(['phase', 'round', 'candidate'], byCandidate.map((c) => ({ label: [String(c.phase), String(c.round), `\`${short(c.treeHash)}\``], a: c.aggregate }))) });
       }
       const spec = trainingChartSpec(r);
       if (spec) {
@@ -183,6 +220,46 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
     blocks.push({ kind: 'list', items: opts.skipped.map((s) => `\`${s.id}\`: ${s.why}`) });
   }
   return { doc: { title, blocks }, charts, table };
+}
+
+const DIAGNOSTICS_NOTE =
+  'Rates over rollouts (%), per method and split, summed over its runs: pass; truncated (a model call cut at its token limit); no answer (the harness returned none); extraction failure (an answer the verifier could extract nothing from); harness failure (crash, protocol error, rule violation, a sandbox limit); infra (a backend, tool service or verifier failed: never scored); tool and model calls per rollout; then each `domain.*` diagnostic the domain reports per rollout (numbers averaged, yes/no as %, strings counted). val (start) is the validation before any phase, val (final) the last one.';
+
+type PhaseRows = NonNullable<RunSummary['diagnostics']>['byPhase'];
+const DIAGNOSTIC_SPLITS: [string, (ps: PhaseRows) => PhaseRows][] = [
+  ['weight', (ps) => ps.filter((p) => p.split === 'weight')],
+  ['harness', (ps) => ps.filter((p) => p.split === 'harness')],
+  ['val (start)', (ps) => ps.filter((p) => p.split === 'val' && p.phase === -1)],
+  ['val (final)', (ps) => {
+    const val = ps.filter((p) => p.split === 'val');
+    return val.length > 1 ? [val[val.length - 1]] : [];
+  }],
+  ['test', (ps) => ps.filter((p) => p.split === 'test')],
+];
+
+/** A diagnostics table: the given label columns, then the rates, then the union of domain keys. */
+function diagnosticsTable(labels: string[], rows: { label: string[]; a: DiagnosticsAggregate }[]): Table {
+  const data = rows.map((r) => ({ label: r.label, row: diagnosticsRow(r.a) }));
+  const domainKeys = [...new Set(data.flatMap((d) => Object.keys(d.row).filter((k) => k.startsWith('domain.'))))].sort();
+  const fixed: [string, string, (v: number) => string][] = [
+    ['rollouts', 'rollouts', int],
+    ['pass', 'pass %', pct],
+    ['truncated', 'truncated %', pct],
+    ['noAnswer', 'no answer %', pct],
+    ['extractionFailure', 'extraction failure %', pct],
+    ['harnessFailure', 'harness failure %', pct],
+    ['infraFailure', 'infra %', pct],
+    ['toolCallsPerRollout', 'tool calls', (v) => v.toFixed(2)],
+    ['modelCallsPerRollout', 'model calls', (v) => v.toFixed(2)],
+  ];
+  const cell = (v: number | string | undefined, f: (v: number) => string) => (v === undefined ? '—' : typeof v === 'string' ? v : Number.isFinite(v) ? f(v) : '—');
+  // A domain key is a rate when every value it took was a yes/no; numbers are shown as means.
+  const isRate = (k: string) => rows.every((r) => r.a.domain[k.slice(7)]?.kind !== 'number');
+  return {
+    header: [...labels, ...fixed.map(([, h]) => h), ...domainKeys.map((k) => (isRate(k) ? `${k} %` : k))],
+    align: [...labels.map(() => 'l' as const), ...fixed.map(() => 'r' as const), ...domainKeys.map(() => 'r' as const)],
+    rows: data.map((d) => [...d.label, ...fixed.map(([k, , f]) => cell(d.row[k], f)), ...domainKeys.map((k) => cell(d.row[k], isRate(k) ? pct : (v) => v.toFixed(2)))]),
+  };
 }
 
 function phaseWork(p: PhaseInfo): string {
@@ -205,7 +282,7 @@ export function acceptanceText(a: AcceptanceInfo | undefined): string {
 /** "W(4) H W(4) H*": the run's phases in order. */
 export function phaseSequence(r: RunSummary): string {
   if (r.phases.length === 0) return '—';
-  return r.phases.map((p) => `${p.kind === 'weight' ? `W(${p.steps ?? 0})` : p.kind === 'harness' ? 'H' : '?'}${p.completed ? '' : '*'}`).join(' ');
+  return r.phases.map((p) => `${p.kind === 'weight' ? `W(${p.steps ?? 0})` : p.kind === 'harness' ? (p.iterations !== undefined ? `H(${p.iterations})` : 'H') : '?'}${p.completed ? '' : '*'}`).join(' ');
 }
 
 // ---- writing -----------------------------------------------------------------------------------
@@ -235,7 +312,8 @@ export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
   const now = opts.now ?? new Date();
   const storeDir = resolve(opts.storeDir);
   const { runs, skipped } = loadRuns(storeDir, opts.runIds);
-  const summaries = runs.map(summarizeRun);
+  const results = new ResultStore(storeDir);
+  const summaries = runs.map((run) => ({ ...summarizeRun(run), diagnostics: runDiagnostics(run.entries, (key) => readTrajectoriesFile(results.trajectoriesFile(key))) }));
   const bySource = new Map<string, SourceTable>();
   for (const r of runs) {
     const t = runSourceTable(storeDir, r);
@@ -258,6 +336,6 @@ export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
   const file = join(dir, format === 'html' ? 'report.html' : 'report.md');
   writeFileSync(file, format === 'html' ? toHtml(doc) : toMarkdown(doc));
   // The numbers behind the table and curves, for scripts (e.g. the README's table).
-  writeFileSync(join(dir, 'summary.json'), JSON.stringify({ generated: now.toISOString(), rows: table.rows.map(({ curve: _curve, ...row }) => row), domains: table.domains, runs: summaries.map(({ curve, training: _training, ...s }) => ({ ...s, curve })) }, null, 2) + '\n');
+  writeFileSync(join(dir, 'summary.json'), JSON.stringify({ generated: now.toISOString(), rows: table.rows.map(({ curve: _curve, ...row }) => row), domains: table.domains, runs: summaries.map(({ curve, training: _training, diagnostics, ...s }) => ({ ...s, curve, diagnostics: diagnostics && { byPhase: diagnostics.byPhase.map((p) => ({ phase: p.phase, split: p.split, ...diagnosticsRow(p.aggregate) })), byCandidate: diagnostics.byCandidate.map((c) => ({ phase: c.phase, round: c.round, treeHash: c.treeHash, ...diagnosticsRow(c.aggregate) })) } })) }, null, 2) + '\n');
   return { dir, file, images, runs: summaries.length, skipped, table };
 }

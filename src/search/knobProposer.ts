@@ -83,7 +83,6 @@ const HINTS: Record<string, { up: string; down: string; set?: string }> = {
   maxSearches: { up: 'multi-hop questions need more than one search, and a repeated search pages further', down: 'fewer searches force an earlier answer' },
   maxTurns: { up: 'more turns leave room to recover', down: 'fewer turns cut wandering' },
   formatRetries: { up: 'feedback after a malformed action lets the model try again', down: 'feedback turns cost context and budget' },
-  temperature: { up: 'more diverse samples may escape a bad habit', down: 'a cooler sampler follows the most likely (often correct) action' },
   parse: { up: '', down: '', set: 'a lenient parser recovers answers written in a slightly wrong format' },
   requireSearch: { up: '', down: '', set: 'answering before searching is guessing from the prior' },
   instruction: { up: '', down: '', set: 'an explicit instruction tells the model the protocol and to look facts up' },
@@ -398,7 +397,7 @@ export class KnobProposer implements Proposer {
     } else {
       const values = domainOf(m, d);
       options = values.filter((v) => v !== from);
-      // Ordered numeric enums (e.g. temperature): neighbours twice as likely as far values.
+      // Ordered numeric enums: neighbours twice as likely as far values.
       if (spec?.type === 'enum' && values.every((v) => typeof v === 'number')) {
         const order: Value[] = values;
         const at = order.indexOf(from);

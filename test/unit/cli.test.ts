@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +40,20 @@ test('whale eval prints mean@k ± se, and the identical second call is a cache h
   assert.equal(second.code, 0, second.stderr);
   assert.match(second.stdout, /cache hit: answered from the run store, 0 new rollouts/);
   assert.equal(first.stdout.split('\n')[0], second.stdout.split('\n')[0]);
+});
+
+test('whale eval --temperature sets the run config\'s sampling, which the gateway enforces over what a harness asks', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'whale-cli-'));
+  const h = join(dir, 'hot-harness');
+  cpSync(fileURLToPath(new URL('../../resources/harnesses/ramble-h0', import.meta.url)), h, { recursive: true });
+  const src = readFileSync(join(h, 'harness.ts'), 'utf8');
+  writeFileSync(join(h, 'harness.ts'), src.replace('ctx.chat(messages, { max_tokens:', 'ctx.chat(messages, { temperature: 0.2, max_tokens:'));
+  const r = whale(['eval', '--domain', 'ramble', '--harness', h, '--split', 'val', '--k', '1', '--limit', '3', '--temperature', '0.5', '--json'], dir);
+  assert.equal(r.code, 0, r.stderr);
+  const file = (JSON.parse(r.stdout) as { trajectoriesFile: string }).trajectoriesFile;
+  const calls = readFileSync(file, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { modelCalls: { params: Record<string, unknown> }[] }).modelCalls[0].params);
+  assert.equal(calls.length, 3);
+  for (const p of calls) assert.deepEqual([p.temperature, p.requested_temperature], [0.5, 0.2]);
 });
 
 test('unknown command and unknown domain are usage errors', () => {

@@ -20,6 +20,8 @@ test('shipped harnesses: harness.json validates, entry exists, code imports only
     assert.equal(manifest.runtime, 'node');
     assert.equal(typeof def.run, 'function');
     assert.deepEqual(Object.keys(manifest.settings).sort(), Object.keys(manifest.knobs).sort(), 'every knob has a setting');
+    assert.ok(!('temperature' in manifest.knobs) && !('top_p' in manifest.knobs), `${name}: sampling is the run config's, not a harness knob`);
+    assert.ok(!/temperature|top_p/.test(readFileSync(path.join(dir, manifest.entry!), 'utf8')), `${name} passes no sampling option to ctx.chat`);
     assert.deepEqual(manifest.prompts, { system: '', user: '{question}' });
     const src = readFileSync(path.join(dir, manifest.entry!), 'utf8');
     for (const m of src.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)) assert.ok(m[1] === 'whale-harness' || m[1].startsWith('node:'), `${name} imports ${m[1]}`);
@@ -27,7 +29,7 @@ test('shipped harnesses: harness.json validates, entry exists, code imports only
   assert.equal(kbqa.h0Dir, path.join(HARNESSES, 'kbqa-h0'));
   assert.equal(ramble.h0Dir, path.join(HARNESSES, 'ramble-h0'));
   const h0 = (await loadHarness(kbqa.h0Dir)).manifest.settings;
-  assert.deepEqual(h0, { instruction: 'prompt', topk: 1, maxSearches: 1, passageFormat: 'plain', parse: 'strict', formatRetries: 0, requireSearch: false, temperature: 1 });
+  assert.deepEqual(h0, { instruction: 'prompt', topk: 1, maxSearches: 1, passageFormat: 'plain', parse: 'strict', formatRetries: 0, requireSearch: false });
   // The harness copies of the shared texts are the domain's (the corpus trains on the domain's).
   const src = readFileSync(path.join(kbqa.h0Dir, 'harness.ts'), 'utf8');
   for (const s of [...Object.values(KBQA_INSTRUCTIONS), ...Object.values(KBQA_FEEDBACK)]) assert.ok(src.includes(`'${s}'`), s);
@@ -44,14 +46,14 @@ test('kbqa harness code renders exactly the corpus transcripts, under random kno
   for (let i = 0; i < 300; i++) {
     const task = tasks[i % tasks.length];
     const shape: KbqaShapeKnobs = randomKbqaKnobs(pick);
-    const knobs = { ...knobValues(manifest), ...shape, temperature: pick.pick([0, 0.3, 0.7, 1]) };
+    const knobs = { ...knobValues(manifest), ...shape };
     const rngA = new Rng(1000 + i);
     const ran = await runHarness(def, kbqa, task, knobs, manifest.prompts, (m) => expertAct('kbqa', m, rngA));
     const sim = kbqaEpisode(task, shape, new Rng(1000 + i));
     assert.deepEqual(ran.messages, sim.messages, `knobs ${JSON.stringify(shape)}`);
     assert.equal(ran.finalAnswer, sim.answer);
     for (const c of ran.modelCalls) {
-      assert.equal(c.params.temperature, knobs.temperature, 'the temperature knob reaches ctx.chat');
+      assert.equal(c.params.temperature, undefined, 'the harness leaves sampling to the run config');
       for (const m of c.messages) for (const w of m.content.split(' ')) assert.ok(words.has(w), `'${w}' not a required word`);
     }
   }

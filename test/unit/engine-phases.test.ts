@@ -139,3 +139,62 @@ test('a weight phase cut short by the budget keeps the steps it trained: closed 
     await engine.close();
   }
 });
+
+test('adaptive harness phase: a proposer that returns nothing still ends the phase, at patience P_h or at J_max', { timeout: 300_000 }, async () => {
+  let calls = 0;
+  const empty = {
+    kind: 'empty',
+    async propose() {
+      // Before the fix, rounds without a scored candidate did not count and the phase never ended.
+      if (++calls > 20) throw new Error('the harness phase keeps asking: failed rounds are not counted');
+      return { candidates: [], report: 'nothing this round', dollars: 0 };
+    },
+  };
+  const adaptive = (a: Record<string, unknown>) => project('adaptive', { schedule: { cycles: 1, adaptive: { minEpochs: 0.5, maxEpochs: 0.5, ...a } } });
+  for (const [a, rounds] of [
+    [{ minIterations: 3, patienceIterations: 2, maxIterations: 8 }, 2], // J_min 3 iterations = seed + 2 rounds, no improvement for P_h 2
+    [{ minIterations: 2, patienceIterations: 50, maxIterations: 4 }, 3], // never patient enough: J_max 4 = seed + 3 rounds
+  ] as const) {
+    calls = 0;
+    const engine = await Engine.create(adaptive(a), { log: () => {}, proposer: empty });
+    try {
+      const out = await engine.run();
+      assert.equal(out.reason, 'schedule complete');
+      const entries = (engine as unknown as { ctx: { journal: { all(): JournalEntry[] } } }).ctx.journal.all();
+      assert.equal(entries.filter((e) => e.type === 'proposal').length, rounds);
+      assert.equal(entries.filter((e) => e.type === 'round_done').length, rounds);
+      assert.deepEqual(entries.filter((e) => e.type === 'phase_completed').map((e) => e.kind), ['weight', 'harness']);
+    } finally {
+      await engine.close();
+    }
+  }
+});
+
+test("matched-steps: search comes on top of WHALE's RSFT steps; a weight phase cut at the step cap is closed and the search after it still runs", { timeout: 600_000 }, async () => {
+  const entriesOf = (e: Engine) => (e as unknown as { ctx: { journal: { all(): JournalEntry[] } } }).ctx.journal.all();
+  // whale: 1 step of 8 prompts × G 2 = 16 training rollouts is the whole budget; the search (more than 0 left) still runs.
+  const whale = await Engine.create(project('whale', { budget: { mode: 'matched-steps', rollouts: 16 } }), { log: () => {} });
+  try {
+    const out = await whale.run();
+    assert.equal(out.reason, 'schedule complete');
+    assert.deepEqual(entriesOf(whale).filter((e) => e.type === 'phase_completed').map((e) => e.kind), ['weight', 'harness']);
+    assert.equal(out.state.ledger.trainingRollouts, 16);
+    assert.ok(out.state.ledger.searchRollouts > 0, 'search on top of the training budget');
+  } finally {
+    await whale.close();
+  }
+  // stagewise asks for E* 1.0 (2 steps) but WHALE's steps are 1 × 1: the weight phase is cut at 1 step, closed, and the search runs.
+  const stagewise = await Engine.create(project('stagewise', { budget: { mode: 'matched-steps' }, schedule: { epochs: 0.5, iterations: 2, cycles: 1, stagewise: { epochs: 1, iterations: 2 } } }), { log: () => {} });
+  try {
+    const out = await stagewise.run();
+    const entries = entriesOf(stagewise);
+    assert.equal(entries.filter((e) => e.type === 'weight_step').length, 1);
+    const done = entries.filter((e) => e.type === 'phase_completed');
+    assert.deepEqual(done.map((e) => e.kind), ['weight', 'harness']);
+    assert.match(String(done[0].truncated), /1 of 1 RSFT steps \(matched-steps/);
+    assert.equal(out.reason, 'schedule complete');
+    assert.ok(entries.some((e) => e.type === 'test_evaluation'));
+  } finally {
+    await stagewise.close();
+  }
+});

@@ -122,19 +122,27 @@ test('calls without token ids are an error naming the trajectory, unless a token
   assert.deepEqual(r.examples[0].completionTokenIds, [99, 48, 6]); // 'c0' + <|end|>
 });
 
-test('the objective is the mean over examples of the per-example mean NLL of trained tokens', () => {
+test('the objective: token-mean = −Σ logp / trained tokens (default, the public code); sequence-mean = mean over trajectories, a split trajectory counted once', () => {
   const ex = [
-    { promptTokenIds: [1], completionTokenIds: [5, 6, 7], lossMask: [1, 0, 1] },
-    { promptTokenIds: [1], completionTokenIds: [8], lossMask: [1] },
-    { promptTokenIds: [1], completionTokenIds: [9], lossMask: [0] }, // no trained token: not counted
+    { promptTokenIds: [1], completionTokenIds: [5, 6, 7], lossMask: [1, 0, 1], group: 'a' },
+    { promptTokenIds: [1], completionTokenIds: [8], lossMask: [1], group: 'a' }, // trajectory a again: its calls did not merge
+    { promptTokenIds: [1], completionTokenIds: [2, 3], lossMask: [1, 1], group: 'b' },
+    { promptTokenIds: [1], completionTokenIds: [9], lossMask: [0], group: 'c' }, // no trained token: not counted
   ];
-  const lp = [[-1, -100, -3], [-0.5], [-100]];
-  assert.equal(rsftObjective(ex, (i, j) => lp[i][j]), ((1 + 3) / 2 + 0.5) / 2);
-  // The trainer's weights implement the same objective: 1/(|I(τ)|·M) on trained tokens, 0 elsewhere.
-  const seqs = rsftSequences(ex, 16);
-  assert.equal(seqs.length, 2);
-  assert.deepEqual(Array.from(seqs[0].weights), [0, 0.25, 0, 0.25]);
-  assert.deepEqual(Array.from(seqs[1].weights), [0, 0.5]);
+  const lp = [[-1, -100, -3], [-0.5], [-2, -4], [-100]];
+  // By hand: token-mean (1 + 3 + 0.5 + 2 + 4) / 5 = 2.1; sequence-mean ((1 + 3 + 0.5)/3 + (2 + 4)/2) / 2 = 2.25
+  // (the per-example mean of means would give (2 + 0.5 + 3) / 3 = 1.83: trajectory a counted twice).
+  assert.equal(rsftObjective(ex, (i, j) => lp[i][j]), 2.1);
+  assert.equal(rsftObjective(ex, (i, j) => lp[i][j], 'token-mean'), 2.1);
+  assert.equal(rsftObjective(ex, (i, j) => lp[i][j], 'sequence-mean'), 2.25);
+  // The trainer's per-token weights implement them: 1/5 on every trained token; 1/(3·2) on a's, 1/(2·2) on b's.
+  const tm = rsftSequences(ex, 16);
+  assert.deepEqual(tm.map((s) => Array.from(s.weights, (w) => Math.round(w * 1e6) / 1e6)), [[0, 0.2, 0, 0.2], [0, 0.2], [0, 0.2, 0.2]]);
+  const sm = rsftSequences(ex, 16, 'sequence-mean');
+  assert.deepEqual(sm.map((s) => Array.from(s.weights, (w) => Math.round(w * 1e6) / 1e6)), [[0, 0.166667, 0, 0.166667], [0, 0.166667], [0, 0.25, 0.25]]);
+  // And Σ w·(−logp) is the objective.
+  const dot = (seqs: typeof tm) => seqs.reduce((a, s, i) => a + Array.from(s.weights).reduce((b, w, t) => b + (w ? -w * lp[i][t - 1] : 0), 0), 0);
+  assert.ok(Math.abs(dot(tm) - 2.1) < 1e-6 && Math.abs(dot(sm) - 2.25) < 1e-6);
 });
 
 // --- real rollouts ---------------------------------------------------------------------------
@@ -183,16 +191,19 @@ test('real kbqa rollouts of the embedded model: multi-turn calls merge, mask = m
     }
   }
 
-  // The objective the trainer computes on these examples equals −mean logprob per example, averaged,
-  // using the temperature-1 logprobs the sampler recorded for each generated token.
+  // The objective the trainer computes on these examples equals −Σ logprob / tokens (token-mean) and
+  // the mean of per-trajectory means (sequence-mean), using the temperature-1 logprobs the sampler
+  // recorded for each generated token.
   const lps = r.examples.map((_, i) => {
     const t = ts.find((x) => x.id === r.sources[i].trajectoryId)!;
     return t.modelCalls.filter((c) => r.sources[i].callIndices.includes(c.index)).flatMap((c) => c.logprobs!);
   });
-  const expected = rsftObjective(r.examples, (i, j) => lps[i][r.examples[i].lossMask.slice(0, j).filter((m) => m === 1).length]);
   const { model } = backend.store.load(backend.currentVersion());
-  const { loss, grads } = computeGradients(model, rsftSequences(r.examples, model.config.vocabSize));
-  for (const g of grads.values()) g.dispose();
+  for (const mode of ['token-mean', 'sequence-mean'] as const) {
+    const expected = rsftObjective(r.examples, (i, j) => lps[i][r.examples[i].lossMask.slice(0, j).filter((m) => m === 1).length], mode);
+    const { loss, grads } = computeGradients(model, rsftSequences(r.examples, model.config.vocabSize, mode));
+    for (const g of grads.values()) g.dispose();
+    assert.ok(Math.abs(loss - expected) < 1e-4 * Math.max(1, expected), `${mode}: trainer objective ${loss} vs −mean logprob ${expected}`);
+  }
   model.dispose();
-  assert.ok(Math.abs(loss - expected) < 1e-4 * Math.max(1, expected), `trainer objective ${loss} vs −mean logprob ${expected}`);
 });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BudgetSchema, RsftSchema, ScheduleSchema, SearchSchema, METHODS } from '../../src/core/config.js';
 import { InputError } from '../../src/core/errors.js';
-import { checkSchedule, harnessPhaseShouldStop, phasePlan, stepsForEpochs, weightPhaseShouldStop } from '../../src/engine/schedule.js';
+import { checkSchedule, harnessPhaseShouldStop, matchedSteps, phasePlan, stepsForEpochs, weightPhaseShouldStop } from '../../src/engine/schedule.js';
 
 const s = ScheduleSchema.parse({ epochs: 0.5, iterations: 4, cycles: 2 });
 
@@ -19,7 +19,12 @@ test('fixed schedule alternates weight and harness for the given cycles; FST dif
 
 test('baselines and stagewise', () => {
   assert.deepEqual([0, 1, 2].map((i) => phasePlan('stagewise', s, i, 1000, 100)?.kind ?? null), ['weight', 'harness', null]);
-  assert.equal(phasePlan('stagewise', s, 0, 1000, 100)!.steps!.max, stepsForEpochs(s.stagewise.epochs, 1000, 100));
+  // (E*, I*) default to WHALE's totals: cycles × E (2 × 5 steps) and 1 + cycles × (I − 1) iterations.
+  assert.equal(phasePlan('stagewise', s, 0, 1000, 100)!.steps!.max, 2 * stepsForEpochs(s.epochs, 1000, 100));
+  assert.deepEqual(phasePlan('stagewise', s, 1, 1000, 100)!.iterations, { min: 7, max: 7 });
+  const set = ScheduleSchema.parse({ epochs: 0.5, iterations: 4, cycles: 2, stagewise: { epochs: 0.3, iterations: 5 } });
+  assert.equal(phasePlan('stagewise', set, 0, 1000, 100)!.steps!.max, stepsForEpochs(0.3, 1000, 100));
+  assert.deepEqual(phasePlan('stagewise', set, 1, 1000, 100)!.iterations, { min: 5, max: 5 });
   assert.ok([0, 1, 2, 3].every((i) => phasePlan('weight-only', s, i, 1000, 100)!.kind === 'weight'));
   assert.ok([0, 1, 2, 3].every((i) => phasePlan('harness-only', s, i, 1000, 100)!.kind === 'harness'));
   assert.equal(phasePlan('harness-only', s, 4, 1000, 100), null);
@@ -65,4 +70,43 @@ test('a schedule that cannot run is refused before anything is spent, with the a
   );
   assert.throws(() => checkSchedule('harness-only', s, rsft, search, BudgetSchema.parse({ rollouts: 100 }), sizes, 'f'), /256 harness tasks × \(1 seed \+ 3 rounds × M 3 candidates\) = 2560 rollouts/);
   checkSchedule('whale', s, rsft, search, BudgetSchema.parse({ rollouts: 100_000 }), sizes, 'f');
+});
+
+test('adaptive: T_min, W and P_w are in epochs (the paper: 0.2 each), and no cap unless maxEpochs is set', () => {
+  const a = ScheduleSchema.parse({ cycles: 2 });
+  assert.deepEqual([a.adaptive.minEpochs, a.adaptive.windowEpochs, a.adaptive.patienceEpochs, a.adaptive.maxEpochs], [0.2, 0.2, 0.2, undefined]);
+  // 512 weight tasks at B 32: 16 steps an epoch, so 0.2 epoch = 3.2 → 4 steps.
+  const w = phasePlan('adaptive', a, 0, 512, 32)!;
+  assert.deepEqual(w.steps, { min: 4, max: Number.POSITIVE_INFINITY });
+  assert.deepEqual(w.rule, { window: 4, patience: 4 });
+  assert.equal(w.epochsPerStep, 1 / 16);
+  const capped = phasePlan('adaptive', ScheduleSchema.parse({ adaptive: { windowEpochs: 0.5, patienceEpochs: 0.125, maxEpochs: 1 } }), 0, 512, 32)!;
+  assert.deepEqual([capped.steps!.max, capped.rule!.window, capped.rule!.patience], [16, 8, 2]);
+  // The rule with those steps: rising reward never stops an uncapped phase; a plateau does.
+  const rising = Array.from({ length: 40 }, (_, i) => i / 40);
+  assert.equal(weightPhaseShouldStop(rising, { ...w.steps!, ...w.rule! }), false);
+  assert.equal(weightPhaseShouldStop([...rising.slice(0, 10), ...Array(8).fill(0.2)], { ...w.steps!, ...w.rule! }), true);
+  assert.throws(() => ScheduleSchema.parse({ adaptive: { window: 3 } }), /window/, 'the old step-unit fields are refused, not silently read as epochs');
+});
+
+test("budget modes: matched-steps gives weight-only WHALE's RSFT steps (cycles phases, not 2 × cycles); search is never refused by its rollout cap", () => {
+  const total = (m: 'whale' | 'weight-only' | 'stagewise', mode: 'equal-total' | 'matched-steps') => {
+    let steps = 0;
+    for (let i = 0; ; i++) {
+      const p = phasePlan(m, s, i, 1000, 100, mode);
+      if (!p) return steps;
+      if (p.kind === 'weight') steps += p.steps!.max;
+    }
+  };
+  assert.equal(matchedSteps(s, 1000, 100), 10);
+  assert.equal(total('whale', 'matched-steps'), 10);
+  assert.equal(total('weight-only', 'matched-steps'), 10);
+  assert.equal(total('stagewise', 'matched-steps'), 10);
+  assert.equal(total('weight-only', 'equal-total'), 20, 'equal-total: the same phase count, the budget cuts it');
+  const rsft = RsftSchema.parse({ batchPrompts: 32, groupSize: 8 });
+  const search = SearchSchema.parse({});
+  const sizes = { weight: 4096, harness: 256 };
+  assert.throws(() => checkSchedule('harness-only', s, rsft, search, BudgetSchema.parse({ rollouts: 100 }), sizes, 'f'), /cannot buy one harness phase/);
+  checkSchedule('harness-only', s, rsft, search, BudgetSchema.parse({ rollouts: 100, mode: 'matched-steps' }), sizes, 'f');
+  assert.equal(BudgetSchema.parse({}).mode, 'equal-total');
 });

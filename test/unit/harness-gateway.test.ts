@@ -39,7 +39,8 @@ describe('recording gateway', () => {
     assert.equal((r.json.usage as { completion_tokens: number }).completion_tokens, 2);
     assert.equal(s.modelCalls.length, 1);
     assert.equal(s.modelCalls[0].messages[0].content, task.public.question); // content parts flattened
-    assert.equal(s.modelCalls[0].params.temperature, 0);
+    assert.equal(s.modelCalls[0].params.temperature, TEST_SAMPLING.temperature, 'the session\'s sampling, not the harness\'s temperature 0');
+    assert.equal(s.modelCalls[0].params.requested_temperature, 0);
     assert.equal(s.modelCalls[0].params.max_tokens, 8);
     gateway.unregister(s);
   });

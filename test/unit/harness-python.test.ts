@@ -10,7 +10,7 @@ import { countingListener } from '../support/countingListener.js';
 import { TrajectorySchema } from '../../src/core/trajectory.js';
 import { sandboxCapabilities } from '../../src/harness/sandbox.js';
 import { fixtureTasks } from '../fixtures/harnesses/fixtureDomain.js';
-import { fixture, setup } from '../fixtures/harnesses/helpers.js';
+import { fixture, setup, TEST_SAMPLING } from '../fixtures/harnesses/helpers.js';
 
 const EXAMPLE = fileURLToPath(new URL('../../examples/python-harness', import.meta.url));
 const caps = sandboxCapabilities();
@@ -49,7 +49,7 @@ describe('command (Python) harnesses', () => {
           assert.equal(t.termination, 'answered', t.terminationDetail);
           assert.equal(t.verdict.pass, true, t.verdict.reason);
           assert.equal(t.modelCalls.length, 2);
-          assert.equal(t.modelCalls[0].params.temperature, 0.3);
+          assert.equal(t.modelCalls[0].params.temperature, TEST_SAMPLING.temperature);
           assert.equal(t.modelCalls[0].params.max_tokens, 8);
           assert.ok(t.events.some((e) => e.type === 'tool' && e.name === 'search'));
           assert.ok(t.events.some((e) => e.type === 'log' && e.message === 'searched'));

@@ -73,13 +73,17 @@ describe('harness runtime', () => {
     assert.deepEqual(seen.limits, { maxTurns: 4, maxTokens: 200, maxTokensPerCall: 12, wallMs: 8000 });
   });
 
-  it('applies the sampling defaults, lets the harness override temperature, and clamps max_tokens', async () => {
+  it('enforces the run config\'s sampling whatever the harness asks (recording what it asked), and clamps max_tokens', async () => {
     backend.requests.length = 0;
     const prepared = await rt.prepare(fixture('good'));
     await rt.rollout(prepared, fixtureTasks('val', 1)[0], { sampleIndex: 0, seed: 3 });
     const p = backend.requests[0].params;
-    assert.equal(p.temperature, 0.5); // the harness's knob
+    assert.equal(p.temperature, TEST_SAMPLING.temperature); // the harness asked for 0.5: sampling is not a harness knob
     assert.equal(p.top_p, TEST_SAMPLING.top_p); // config default: the harness passed none
+    const t = (await rt.rollout(prepared, fixtureTasks('val', 1)[0], { sampleIndex: 0, seed: 4 })).modelCalls[0].params;
+    assert.equal(t.temperature, TEST_SAMPLING.temperature);
+    assert.equal(t.requested_temperature, 0.5, 'the trajectory records what the harness asked for');
+    assert.equal(t.requested_top_p, undefined, 'nothing asked, nothing recorded');
     assert.equal(p.max_tokens, 12); // config default 16, clamped by the domain's maxTokensPerCall
     assert.equal(typeof p.seed, 'number');
     assert.notEqual(backend.requests[0].params.seed, backend.requests[1].params.seed);

@@ -2,7 +2,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadTf, tf } from '../../src/policy/embedded/tf.js';
 import { createModel, type TransformerModel } from '../../src/policy/embedded/model.js';
-import { computeGradients, rsftSequences, Trainer, trainRsft, transcriptToSequence, pretrainSequences } from '../../src/policy/embedded/trainer.js';
+import { computeGradients, minibatchPlan, rsftSequences, Trainer, trainRsft, transcriptToSequence, pretrainSequences } from '../../src/policy/embedded/trainer.js';
 import type { TrainExample } from '../../src/policy/types.js';
 import { tinyConfig, tinyTokenizer } from './policy-fixtures.js';
 
@@ -55,15 +55,37 @@ function gradArrays(m: TransformerModel, exs: TrainExample[]) {
   return { loss: r.loss, tokens: r.tokens, grads: out };
 }
 
-test('the RSFT loss is the mean over examples of the per-example token-mean NLL of trained tokens', () => {
+test('the RSFT loss: token-mean is −Σ logp / trained tokens; sequence-mean the mean over trajectories of their token means', () => {
   const m = createModel(cfg, 11);
   const exs = examples();
   const ll = meanLogLik(m, exs);
-  const expected = -ll.reduce((a, b) => a + b, 0) / ll.length;
+  const n = exs.map((e) => e.lossMask.filter((x) => x).length); // 4, 3, 2
+  const tokenMean = -ll.reduce((a, l, i) => a + l * n[i], 0) / (n[0] + n[1] + n[2]);
   const r = gradArrays(m, exs);
-  assert.ok(Math.abs(r.loss - expected) < 1e-5, `${r.loss} vs ${expected}`);
+  assert.ok(Math.abs(r.loss - tokenMean) < 1e-5, `token-mean ${r.loss} vs ${tokenMean}`);
   assert.equal(r.tokens, 4 + 3 + 2);
+  const seqMean = -ll.reduce((a, b) => a + b, 0) / ll.length;
+  const s = computeGradients(m, rsftSequences(exs, cfg.vocabSize, 'sequence-mean'));
+  for (const g of s.grads.values()) g.dispose();
+  assert.ok(Math.abs(s.loss - seqMean) < 1e-5, `sequence-mean ${s.loss} vs ${seqMean}`);
+  // Examples 0 and 1 from one trajectory: in sequence-mean it counts once, with its 7 tokens pooled.
+  const grouped = exs.map((e, i) => ({ ...e, group: i < 2 ? 't' : 'u' }));
+  const pooled = -((ll[0] * n[0] + ll[1] * n[1]) / (n[0] + n[1]) + ll[2]) / 2;
+  const g = computeGradients(m, rsftSequences(grouped, cfg.vocabSize, 'sequence-mean'));
+  for (const x of g.grads.values()) x.dispose();
+  assert.ok(Math.abs(g.loss - pooled) < 1e-5, `grouped sequence-mean ${g.loss} vs ${pooled}`);
   m.dispose();
+});
+
+test('minibatches are cut by trajectory: the examples of one trajectory share a minibatch; without groups the plan is per example as before', () => {
+  const groups = ['a', 'b', 'a', 'c', 'd', 'b', 'e', undefined, undefined];
+  for (const seed of [1, 2, 3, 4]) {
+    const plan = minibatchPlan(groups.length, { minibatchSize: 2, seed }, groups);
+    assert.deepEqual(plan.flat().sort(), [...groups.keys()], 'every example once');
+    for (const g of ['a', 'b']) assert.equal(new Set(plan.map((mb, k) => (mb.some((i) => groups[i] === g) ? k : -1)).filter((k) => k >= 0)).size, 1, `trajectory ${g} in one minibatch`);
+    assert.ok(plan.every((mb) => new Set(mb.map((i) => groups[i] ?? `#${i}`)).size <= 2), 'minibatchSize counts trajectories');
+  }
+  assert.deepEqual(minibatchPlan(5, { minibatchSize: 2, seed: 7 }, []), minibatchPlan(5, { minibatchSize: 2, seed: 7 }));
 });
 
 test('masked tokens contribute nothing; a fully masked example gives zero gradient and does not dilute the mean', () => {

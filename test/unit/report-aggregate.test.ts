@@ -2,7 +2,7 @@
 // rollouts-to-reach-weight-only's-peak, the method table, and the document built from them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bestSoFarAt, meanCurve, methodTable, rolloutsToReach, runToReach, spread, summarizeRun, type RunSummary } from '../../src/report/aggregate.js';
+import { bestSoFarAt, meanCurve, methodTable, rolloutsToReach, runToReach, scheduleLabel, spread, summarizeRun, type RunSummary } from '../../src/report/aggregate.js';
 import { curveChartSpec, trainingChartSpec } from '../../src/report/charts.js';
 import { toHtml, toMarkdown } from '../../src/report/document.js';
 import { buildReport, fmtPctSpread, phaseSequence } from '../../src/report/report.js';
@@ -103,7 +103,7 @@ test('summarizeRun: phases, acceptance, paired-rule counts and training points',
     [1, 0.3, 0.4, null],
     [2, 0.35, 0.3, 1.0],
   ]);
-  assert.equal(phaseSequence(s), 'W(2) H W(1)');
+  assert.equal(phaseSequence(s), 'W(2) H(2) W(1)');
 });
 
 test('summarizeRun: a return to an older candidate; archive-best rule is not counted as paired', () => {
@@ -259,9 +259,9 @@ test('buildReport: table cells, charts asked for, Markdown and HTML', () => {
   const { doc, charts } = buildReport(tableRuns(), { now: new Date('2026-11-01T12:00:00Z'), skipped: [{ id: 'zz', why: 'not started' }] });
   const md = toMarkdown(doc);
   assert.match(md, /^# WHALE report/);
-  assert.match(md, /\| d \| whale \| 2 \(\+1 unfinished, not counted\) \| 35\.0 ± 7\.1 \| 33\.0 ± 7\.1 \| 160 ± 57 \| 160 ± 57 \| 0 \| 450 ± 71 \| \$0\.00 \| 100 \|/);
-  assert.match(md, /\| e \| whale \| 1 \| 50\.0 \| — \| 10 \| 10 \| 0 \| 200 \| \$0\.00 \| — \|/);
-  assert.match(md, /\| d \| weight-only \| 2 \| 30\.0 ± 0\.0 \| 27\.0 ± 1\.4 \|/);
+  assert.match(md, /\| d \| equal-total \| whale \| 1 steps ×3 \/ 1 steps ×2 \| 2 \(\+1 unfinished, not counted\) \| 35\.0 ± 7\.1 \| 33\.0 ± 7\.1 \| 3 ± 1 \| 160 ± 57 \| 160 ± 57 \| 0 \| 450 ± 71 \| \$0\.00 \| 100 \|/);
+  assert.match(md, /\| e \| equal-total \| whale \| 1 steps \| 1 \| 50\.0 \| — \| 1 \| 10 \| 10 \| 0 \| 200 \| \$0\.00 \| — \|/);
+  assert.match(md, /\| d \| equal-total \| weight-only \| 1 steps ×2 \| 2 \| 30\.0 ± 0\.0 \| 27\.0 ± 1\.4 \|/);
   assert.match(md, /!\[d: best-so-far validation curves\]\(curves-d\.png\)/);
   assert.match(md, /`zz`: not started/);
   assert.deepEqual(
@@ -278,7 +278,7 @@ test('buildReport: table cells, charts asked for, Markdown and HTML', () => {
 test('buildReport: per-run acceptance detail and the paired rule\'s count', () => {
   const md = toMarkdown(buildReport([summarizeRun(handBuiltWhale())]).doc);
   assert.match(md, /\| 1 \| harness \| 2 scored, 1 invalid \| v2 \| `h0` \| paired: `h0` \(kept the incumbent; paired rule overrode the archive best `hA`\) \| 28\.0 \|/);
-  assert.match(md, /\| W\(2\) H W\(1\) \| schedule complete \| 40\.0 ± 2\.0 \| 2 \| 38\.0 ± 3\.0 \| 89 \| 200 \| \$0\.50 \| — \| 1 of 1 \|/);
+  assert.match(md, /\| W\(2\) H\(2\) W\(1\) \| schedule complete \| 40\.0 ± 2\.0 \| 2 \| 38\.0 ± 3\.0 \| 89 \| 200 \| \$0\.50 \| — \| 1 of 1 \|/);
 });
 
 test('buildReport: no runs', () => {
@@ -310,4 +310,59 @@ test('chart specs: layers, band clamped to [0, 1], the weight-only rule only wit
       [3, 0.3],
     ],
   );
+});
+
+test('scheduleLabel: what ran, in epochs and iterations, beside what a budget cut short (stagewise ran I 3 of its planned 5)', () => {
+  const run = (method: string, phases: ({ kind: 'weight'; steps: number; planned: number | null } | { kind: 'harness'; rounds: number; planned: number })[]) => {
+    const j = new JournalBuilder();
+    j.add('run_started', { runId: method, method, seed: 0, domain: 'd', h0: 'h0', harness: 'h0', version: 'base' });
+    phases.forEach((p, phase) => {
+      if (p.kind === 'weight') {
+        j.add('phase_started', { phase, kind: 'weight', adaptive: method === 'adaptive', planned: { steps: { min: p.planned ?? 2, max: p.planned }, epochsPerStep: 1 / 16 } });
+        for (let s = 0; s < p.steps; s++) j.add('weight_step', { phase, step: s, meanReward: 0.5, rollouts: 8, newRollouts: 8 });
+      } else {
+        j.add('phase_started', { phase, kind: 'harness', adaptive: method === 'adaptive', planned: { iterations: { min: p.planned, max: p.planned } } });
+        j.add('candidate_scored', { phase, round: 0, treeHash: 'h0', mean: 0.1, newRollouts: 4 });
+        for (let r = 1; r <= p.rounds; r++) j.add('round_done', { phase, round: r, bestTreeHash: 'h0', bestMean: 0.1 });
+      }
+      j.add('phase_completed', { phase, kind: p.kind, version: 'v', harness: 'h0' });
+    });
+    return summarizeRun({ id: method, entries: j.entries });
+  };
+  const stagewise = run('stagewise', [{ kind: 'weight', steps: 8, planned: 8 }, { kind: 'harness', rounds: 2, planned: 5 }]);
+  assert.equal(scheduleLabel(stagewise), 'E 0.5 · I 3 of 5');
+  assert.equal(phaseSequence(stagewise), 'W(8) H(3)');
+  const whale = run('whale', [{ kind: 'weight', steps: 4, planned: 4 }, { kind: 'harness', rounds: 2, planned: 3 }, { kind: 'weight', steps: 2, planned: 4 }]);
+  assert.equal(scheduleLabel(whale), 'E 0.25, E 0.13 of 0.25 · I 3');
+  const adaptive = run('adaptive', [{ kind: 'weight', steps: 5, planned: null }, { kind: 'harness', rounds: 3, planned: 8 }, { kind: 'weight', steps: 5, planned: null }]);
+  assert.equal(scheduleLabel(adaptive), 'E 0.31 ×2 · I 4', 'adaptive phases end by their rule: no "of"');
+  const rows = methodTable([stagewise, whale]).rows;
+  assert.deepEqual(rows.map((r) => r.schedules), [['E 0.25, E 0.13 of 0.25 · I 3'], ['E 0.5 · I 3 of 5']]);
+  assert.match(toMarkdown(buildReport([stagewise]).doc), /\| equal-total \| stagewise \| E 0\.5 · I 3 of 5 \|/);
+});
+
+test('budget modes: runs of each mode get their own rows, weight-only peak and chart; the table shows RSFT steps beside training + search', () => {
+  const run = (id: string, method: string, mode: string | undefined, steps: number, search: number, val: number) => {
+    const j = new JournalBuilder();
+    j.add('run_started', { runId: id, method, seed: 0, domain: 'd', h0: 'h0', harness: 'h0', version: 'base' });
+    j.add('validation', { phase: -1, mean: 0.1, se: 0.01, k: 4, newRollouts: 10 });
+    for (let s = 0; s < steps; s++) j.add('weight_step', { phase: 0, step: s, globalStep: s, meanReward: 0.5, rollouts: 16, newRollouts: 16 });
+    if (search) j.add('candidate_scored', { phase: 1, round: 0, treeHash: 'h0', mean: 0.1, newRollouts: search });
+    j.add('validation', { phase: 1, mean: val, se: 0.01, k: 4, newRollouts: 10 });
+    j.add('run_completed', { reason: 'schedule complete' });
+    return summarizeRun({ id, entries: j.entries, config: mode ? { budget: { mode } } : {} });
+  };
+  const runs = [run('a', 'whale', undefined, 2, 30, 0.5), run('b', 'weight-only', 'equal-total', 4, 0, 0.3), run('c', 'whale', 'matched-steps', 4, 30, 0.6), run('e', 'weight-only', 'matched-steps', 4, 0, 0.4)];
+  assert.equal(runs[0].budgetMode, 'equal-total', 'runs older than the field count as equal-total');
+  const t = methodTable(runs);
+  assert.deepEqual(t.rows.map((r) => [r.budgetMode, r.method, r.rsftSteps.mean, r.rollouts.mean]), [
+    ['equal-total', 'whale', 2, 62],
+    ['equal-total', 'weight-only', 4, 64],
+    ['matched-steps', 'whale', 4, 94],
+    ['matched-steps', 'weight-only', 4, 64],
+  ]);
+  assert.deepEqual(t.domains.map((d) => [d.budgetMode, d.weightOnlyPeak]), [['equal-total', 0.3], ['matched-steps', 0.4]]);
+  const { doc, charts } = buildReport(runs, { now: new Date(0) });
+  assert.deepEqual(charts.filter((c) => c.name.startsWith('curves')).map((c) => c.name), ['curves-d', 'curves-d-matched-steps']);
+  assert.match(toMarkdown(doc), /\| d \| matched-steps \| whale \| [^|]* \| 1 \| 60\.0 \| — \| 4 \| 94 \| 64 \| 30 \|/);
 });

@@ -156,7 +156,7 @@ test('whale report renders a Markdown report with PNG and SVG curves from synthe
   // the table: 12 rows (2 domains × 6 methods), the unfinished run left out of its row but listed
   const tableRows = md.split('\n').filter((l) => /^\| (kbqa|ramble) \| /.test(l));
   assert.equal(tableRows.length, 12);
-  assert.match(md, /\| kbqa \| whale \| 2 \(\+1 unfinished, not counted\) \|/);
+  assert.match(md, /\| kbqa \| equal-total \| whale \| 4 steps ×3 · I 4 ×3 \| 2 \(\+1 unfinished, not counted\) \|/);
   assert.match(md, /stop requested \(resumable\)/);
   assert.match(md, /`not-started`: not started/);
   const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as { rows: { method: string; domain: string }[] };

@@ -34,8 +34,7 @@ function fitness(m: HarnessManifest): number {
     0.08 * Math.min(Number(s.maxSearches), 2) +
     (instructed ? 0.15 : short ? 0.08 : 0) +
     (s.parse === 'lenient' ? 0.04 : 0) +
-    (s.requireSearch ? 0.03 : 0) -
-    0.05 * Math.abs(Number(s.temperature) - 0.3)
+    (s.requireSearch ? 0.03 : 0)
   );
 }
 

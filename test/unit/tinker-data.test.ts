@@ -28,12 +28,21 @@ test('tokenizer.json loader: Qwen3 chat template rendered and tokenised client-s
   await assert.rejects(() => loadChatTokenizer(join(lonely, 'nope.json')), /cannot read the tokenizer\.json .*nope\.json/);
 });
 
-test('rsftData: next-token targets, weights 1/(|I(τ)|·M) on generated tokens only, examples without one dropped', () => {
-  const data = rsftData([
+test('rsftData: next-token targets, weights on generated tokens only (token-mean 1/N by default, sequence-mean 1/(|I(τ)|·M) per trajectory), examples without one dropped', () => {
+  const batch = [
     { promptTokenIds: [1, 2, 3], completionTokenIds: [10, 11, 12, 13], lossMask: [1, 0, 1, 1] },
     { promptTokenIds: [1, 4], completionTokenIds: [20, 21], lossMask: [0, 0] },
     { promptTokenIds: [1], completionTokenIds: [30], lossMask: [1] },
-  ]);
+  ];
+  // The public code's token mean: 4 trained tokens, each weighs 1/4.
+  const tm = rsftData(batch);
+  assert.deepEqual(tm[0].loss_fn_inputs.weights!.data, [0, 0, 1 / 4, 0, 1 / 4, 1 / 4]);
+  assert.deepEqual(tm[1].loss_fn_inputs.weights!.data, [1 / 4]);
+  // Two examples of one trajectory (calls that could not merge) are one trajectory in sequence-mean.
+  const grouped = rsftData(batch.map((e, i) => ({ ...e, group: i === 1 ? 'u' : 't' })), 'sequence-mean');
+  assert.deepEqual(grouped[0].loss_fn_inputs.weights!.data, [0, 0, 1 / 4, 0, 1 / 4, 1 / 4]);
+  assert.deepEqual(grouped[1].loss_fn_inputs.weights!.data, [1 / 4]);
+  const data = rsftData(batch, 'sequence-mean');
   assert.equal(data.length, 2, 'the example with no generated token is not sent');
   assert.deepEqual(data[0].model_input.chunks[0].tokens, [1, 2, 3, 10, 11, 12]);
   assert.deepEqual(data[0].loss_fn_inputs.target_tokens.data, [2, 3, 10, 11, 12, 13]);

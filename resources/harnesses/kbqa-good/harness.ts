@@ -62,7 +62,6 @@ export default defineHarness({
     const parse = String(k.parse ?? 'strict');
     const formatRetries = Number(k.formatRetries ?? 0);
     const requireSearch = k.requireSearch === true;
-    const temperature = Number(k.temperature ?? 1);
     const maxTurns = ctx.limits.maxTurns;
 
     const messages: HarnessMessage[] = [];
@@ -77,7 +76,7 @@ export default defineHarness({
     const timesQueried = new Map<string, number>();
 
     while (calls < maxTurns) {
-      const reply = await ctx.chat(messages, { temperature, max_tokens: ctx.limits.maxTokensPerCall ?? 24 });
+      const reply = await ctx.chat(messages, { max_tokens: ctx.limits.maxTokensPerCall ?? 24 });
       calls++;
       messages.push({ role: 'assistant', content: reply.text });
       const act = parseAction(reply.text, parse);

@@ -26,14 +26,13 @@ export default defineHarness({
     const k = ctx.knobs;
     const format = String(k.answerFormat ?? 'whole');
     const maxToolCalls = ctx.tools.length ? Number(k.maxToolCalls ?? 2) : 0;
-    const temperature = Number(k.temperature ?? 1);
     const messages: HarnessMessage[] = [];
     let system = ctx.prompts.system ?? '';
     if (maxToolCalls > 0) system += `${system ? '\n' : ''}Tools: ${ctx.tools.map((t) => `${t.name} — ${t.description}`).join('; ')}. Call one as <tool>NAME {json arguments}</tool>.`;
     if (system.trim() !== '') messages.push({ role: 'system', content: system });
     messages.push({ role: 'user', content: (ctx.prompts.user ?? '{question}').split('{question}').join(task.question) });
     for (let calls = 0; ; calls++) {
-      const reply = await ctx.chat(messages, { temperature });
+      const reply = await ctx.chat(messages);
       const call = TOOL_CALL.exec(reply.text);
       if (!call || calls >= maxToolCalls) {
         const answer = readAnswer(reply.text, format);

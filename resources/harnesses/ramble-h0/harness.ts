@@ -26,14 +26,13 @@ export default defineHarness({
   async run(task, ctx) {
     const instruction = String(ctx.knobs.instruction ?? 'prompt');
     const parse = String(ctx.knobs.parse ?? 'strict');
-    const temperature = Number(ctx.knobs.temperature ?? 1);
 
     const messages: HarnessMessage[] = [];
     const system = instruction === 'prompt' ? (ctx.prompts.system ?? '') : (INSTRUCTIONS[instruction] ?? '');
     if (system.trim() !== '') messages.push({ role: 'system', content: system });
     messages.push({ role: 'user', content: (ctx.prompts.user ?? '{question}').split('{question}').join(task.question) });
 
-    const reply = await ctx.chat(messages, { temperature, max_tokens: ctx.limits.maxTokensPerCall ?? 24 });
+    const reply = await ctx.chat(messages, { max_tokens: ctx.limits.maxTokensPerCall ?? 24 });
     if (reply.finishReason === 'length') ctx.log('reply cut off at the token budget', { text: reply.text });
     const answer = parseAnswer(reply.text, parse);
     if (answer === null) ctx.log('no answer in the reply', { text: reply.text });

@@ -2,12 +2,17 @@
  * Training for the embedded model: RSFT steps and pretraining share one code path — a weighted
  * next-token NLL over packed sequences, AdamW, gradient accumulation over microbatches.
  *
- * The RSFT objective (REFERENCE.md §1), exactly: for an example τ with trained completion tokens
- * I(τ) (lossMask = 1), L(τ) = (1/|I(τ)|) Σ_{t∈I(τ)} −log p_θ(τ_t | τ_<t); a minibatch's loss is the
- * MEAN OF PER-SEQUENCE MEANS over its examples with |I(τ)| > 0. Prompt tokens and masked completion
- * tokens (tool output) get weight 0 and contribute nothing to the loss or the gradient; an example
- * with no trained token is skipped (it would otherwise dilute the mean with a zero). Implemented as
- * per-token weights 1/(|I(τ)|·M) summed, so microbatching changes nothing.
+ * The RSFT objective, with the trained completion tokens I(τ) of a trajectory τ (lossMask = 1, over
+ * all the examples of τ: a trajectory whose calls could not merge gives several, one `group`), in
+ * one of two normalisations (`TrainHyper.loss`):
+ *   'token-mean' (default; the public WHALE code's dp_actor.update_sft_policy): a minibatch's loss is
+ *     −Σ_τ Σ_{t∈I(τ)} log p_θ(τ_t | τ_<t) / Σ_τ |I(τ)| — every accepted token weighs the same;
+ *   'sequence-mean' (the paper's formula): the mean over the minibatch's M trajectories of
+ *     (1/|I(τ)|) Σ_{t∈I(τ)} −log p_θ(τ_t | τ_<t) — every trajectory weighs the same.
+ * Minibatches are cut by trajectory (a group never straddles two). Prompt tokens and masked
+ * completion tokens (tool output) get weight 0 and contribute nothing to the loss or the gradient; a
+ * trajectory with no trained token is skipped (it would otherwise dilute the mean with a zero).
+ * Implemented as per-token weights (1/N_tokens, or 1/(|I(τ)|·M)) summed, so microbatching changes nothing.
  *
  * Pretraining: next-token loss on every token after the first (`<bos>`), optionally weighted per
  * token, as a token mean over the minibatch: Σ wₜ·nllₜ / Σ wₜ.
@@ -17,7 +22,7 @@
  */
 import { Rng } from '../../core/rng.js';
 import type { ChatMessage } from '../../core/trajectory.js';
-import type { TrainExample } from '../types.js';
+import type { RsftLoss, TrainExample } from '../types.js';
 import type { TransformerModel } from './model.js';
 import { weightedNll } from './ops.js';
 import { tf, type Tensor, type Variable } from './tf.js';
@@ -105,8 +110,8 @@ export class Trainer {
   }
 
   /** One RSFT optimizer step on a minibatch of examples (see the file comment for the loss). */
-  rsftStep(examples: readonly TrainExample[]): StepResult {
-    return this.step(rsftSequences(examples, this.model.config.vocabSize));
+  rsftStep(examples: readonly TrainExample[], loss: RsftLoss = 'token-mean'): StepResult {
+    return this.step(rsftSequences(examples, this.model.config.vocabSize, loss));
   }
 
   /**
@@ -220,10 +225,10 @@ export function computeGradients(
 }
 
 /**
- * RSFT examples → weighted sequences with weights 1/(|I(τ)|·M), M = examples with a trained token.
+ * RSFT examples → weighted sequences with the loss's per-token weights (rsftTokenWeights).
  * Checks each example and names the bad one.
  */
-export function rsftSequences(examples: readonly TrainExample[], vocabSize: number): WeightedSequence[] {
+export function rsftSequences(examples: readonly TrainExample[], vocabSize: number, loss: RsftLoss = 'token-mean'): WeightedSequence[] {
   const trained = examples.map((e, i) => {
     const where = `training example ${i}`;
     if (e.lossMask.length !== e.completionTokenIds.length) {
@@ -235,7 +240,7 @@ export function rsftSequences(examples: readonly TrainExample[], vocabSize: numb
     }
     return e.lossMask.reduce((n, w) => n + (w ? 1 : 0), 0);
   });
-  const perToken = rsftTokenWeights(trained);
+  const perToken = rsftTokenWeights(trained, examples.map((e) => e.group), loss);
   const out: WeightedSequence[] = [];
   examples.forEach((e, i) => {
     if (trained[i] === 0) return;
@@ -252,13 +257,22 @@ export function rsftSequences(examples: readonly TrainExample[], vocabSize: numb
 }
 
 /**
- * The RSFT loss weight of each trained token of each example, given how many tokens each trains:
- * 1/(|I(τ)|·M), M = examples with a trained token — per-trajectory token means averaged over the
- * minibatch. Shared by local training and the Tinker client (whose server sums w·nll as given).
+ * The RSFT loss weight of each trained token of each example of a minibatch, given how many tokens
+ * each example trains and the trajectory (group) each came from: 'token-mean' 1/N with N the
+ * minibatch's trained tokens; 'sequence-mean' 1/(|I(τ)|·M) with |I(τ)| the trained tokens of the
+ * example's whole trajectory and M the trajectories with a trained token. Shared by local training
+ * and the Tinker client (whose server sums w·nll as given), so both optimise the same objective.
  */
-export function rsftTokenWeights(trainedTokens: readonly number[]): number[] {
-  const M = trainedTokens.filter((n) => n > 0).length;
-  return trainedTokens.map((n) => (n > 0 ? 1 / (n * M) : 0));
+export function rsftTokenWeights(trainedTokens: readonly number[], groups: readonly (string | undefined)[] = [], loss: RsftLoss = 'token-mean'): number[] {
+  if (loss === 'token-mean') {
+    const N = trainedTokens.reduce((a, n) => a + n, 0);
+    return trainedTokens.map((n) => (n > 0 ? 1 / N : 0));
+  }
+  const key = (i: number) => groups[i] ?? `#${i}`;
+  const perGroup = new Map<string, number>();
+  trainedTokens.forEach((n, i) => perGroup.set(key(i), (perGroup.get(key(i)) ?? 0) + n));
+  const M = [...perGroup.values()].filter((n) => n > 0).length;
+  return trainedTokens.map((n, i) => (n > 0 ? 1 / (perGroup.get(key(i))! * M) : 0));
 }
 
 /** Pretraining sequences → weighted sequences normalised to a token mean over the whole minibatch. */
@@ -357,8 +371,10 @@ function pack(seqs: WeightedSequence[]): Packed {
 
 export interface TrainRunHyper {
   learningRate: number;
+  /** Trajectories per optimizer step (their examples stay together). */
   minibatchSize: number;
   epochs?: number;
+  loss?: RsftLoss;
   adam?: Partial<AdamOptions>;
   seed?: number;
   clipNorm?: number | null;
@@ -383,14 +399,14 @@ export async function trainRsft(
   opts: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void } = {},
 ): Promise<TrainRunResult> {
   const t0 = performance.now();
-  const plan = minibatchPlan(examples.length, hyper);
+  const plan = minibatchPlan(examples.length, hyper, examples.map((e) => e.group));
   trainer.learningRate = hyper.learningRate;
   const losses: number[] = [];
   let trainedTokens = 0;
   let steps = 0;
   for (const idx of plan) {
     if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('training was aborted');
-    const r = trainer.rsftStep(idx.map((i) => examples[i]));
+    const r = trainer.rsftStep(idx.map((i) => examples[i]), hyper.loss);
     if (r.tokens === 0) continue;
     losses.push(r.loss);
     trainedTokens += r.tokens;
@@ -402,20 +418,35 @@ export async function trainRsft(
 }
 
 /**
- * The minibatches of an RSFT run, as example indices: `epochs` seeded shuffles cut into
- * `minibatchSize` pieces (a fractional last epoch takes that fraction of its minibatches). Every
- * backend that trains RSFT uses this plan, so the same examples and seed give the same steps.
+ * The minibatches of an RSFT run, as example indices: `epochs` seeded shuffles of the trajectories
+ * (`groups[i]`: the trajectory of example i; an example without one is its own) cut into
+ * `minibatchSize` trajectories each, so a trajectory's examples always share a minibatch (a
+ * fractional last epoch takes that fraction of its minibatches). Every backend that trains RSFT uses
+ * this plan, so the same examples and seed give the same steps. Without groups it is the plain
+ * per-example plan (the same as before groups existed).
  */
-export function minibatchPlan(count: number, hyper: { minibatchSize: number; epochs?: number; seed?: number }): number[][] {
+export function minibatchPlan(count: number, hyper: { minibatchSize: number; epochs?: number; seed?: number }, groups: readonly (string | undefined)[] = []): number[][] {
   if (!(Number.isInteger(hyper.minibatchSize) && hyper.minibatchSize >= 1)) throw new RangeError(`minibatchSize must be a positive integer, got ${hyper.minibatchSize}`);
   const epochs = hyper.epochs ?? 1;
   if (!(epochs > 0)) throw new RangeError(`epochs must be > 0, got ${hyper.epochs}`);
   const rng = new Rng(hyper.seed ?? 0);
+  const units: number[][] = [];
+  const unitOf = new Map<string, number[]>();
+  for (let i = 0; i < count; i++) {
+    const g = groups[i];
+    const have = g === undefined ? undefined : unitOf.get(g);
+    if (have) have.push(i);
+    else {
+      const u = [i];
+      units.push(u);
+      if (g !== undefined) unitOf.set(g, u);
+    }
+  }
   const plan: number[][] = [];
   for (let e = 0; e < Math.ceil(epochs); e++) {
-    const order = rng.shuffle([...Array(count).keys()]);
+    const order = rng.shuffle([...units.keys()]);
     const batches: number[][] = [];
-    for (let i = 0; i < order.length; i += hyper.minibatchSize) batches.push(order.slice(i, i + hyper.minibatchSize));
+    for (let i = 0; i < order.length; i += hyper.minibatchSize) batches.push(order.slice(i, i + hyper.minibatchSize).flatMap((u) => units[u]));
     const take = e + 1 <= epochs ? batches.length : Math.max(1, Math.round(batches.length * (epochs - e)));
     plan.push(...batches.slice(0, take));
   }

@@ -8,14 +8,15 @@
  * from a sampler path (the embedded one does; hosted Tinker and SkyRL load training checkpoints
  * instead, which this client does not do yet) and is refused otherwise, before anything is sent.
  *
- * The loss: each minibatch is one forward_backward of cross-entropy whose per-token weights are
- * 1/(|I(τ)|·M) on model-generated completion tokens and 0 elsewhere (rsftTokenWeights), so the
- * server's Σ w·nll is the token-normalised RSFT minibatch mean, then one optim_step with the
- * configured Adam settings. Keys derived from (model, parent version, examples, settings, step)
+ * The loss: each minibatch (whole trajectories, minibatchPlan) is one forward_backward of
+ * cross-entropy whose per-token weights are the embedded trainer's (rsftTokenWeights: 1/N_tokens of
+ * the minibatch for 'token-mean', 1/(|I(τ)|·M) for 'sequence-mean') on model-generated completion
+ * tokens and 0 elsewhere, so the server's Σ w·nll is the same RSFT objective, then one optim_step
+ * with the configured Adam settings. Keys derived from (model, parent version, examples, settings, step)
  * make every request idempotent: a retried or replayed step is not applied twice.
  */
 import { createHash } from 'node:crypto';
-import type { Capabilities, ChatMessage, ChatRequest, ChatResult, PolicyBackend, TrainExample, TrainHyper, TrainResult } from '../types.js';
+import type { Capabilities, ChatMessage, ChatRequest, ChatResult, PolicyBackend, RsftLoss, TrainExample, TrainHyper, TrainResult } from '../types.js';
 import { DEFAULT_ADAM, minibatchPlan, rsftTokenWeights } from '../embedded/trainer.js';
 import { BackendHttpError, type HttpOptions } from '../remote/http.js';
 import { loadChatTokenizer, type ChatTokenizer } from './chatTokenizer.js';
@@ -150,10 +151,10 @@ export class TinkerBackend implements PolicyBackend {
     const losses: number[] = [];
     let trainedTokens = 0;
     let step = 0;
-    for (const [i, idx] of minibatchPlan(examples.length, hyper).entries()) {
+    for (const [i, idx] of minibatchPlan(examples.length, hyper, examples.map((e) => e.group)).entries()) {
       if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('training was aborted');
       const batch = idx.map((j) => examples[j]);
-      const data = rsftData(batch);
+      const data = rsftData(batch, hyper.loss);
       if (data.length === 0) continue;
       const fb = await this.client.forwardBackward(this.modelId, data, `${runKey}-fb-${i}`, opts.signal);
       await this.client.optimStep(this.modelId, adam, `${runKey}-opt-${i}`, opts.signal);
@@ -196,12 +197,13 @@ function sourceOf(version: string): { modelPath: string } | { baseModel: string 
 }
 
 /**
- * RSFT examples → Tinker data: input = prompt + completion without its last token, targets = the
- * next tokens, weight 1/(|I(τ)|·M) where the target is a model-generated completion token.
+ * RSFT examples of one minibatch → Tinker data: input = prompt + completion without its last token,
+ * targets = the next tokens, weight rsftTokenWeights(…, loss) where the target is a model-generated
+ * completion token (1/N_tokens of the minibatch for the default 'token-mean'), 0 elsewhere.
  */
-export function rsftData(examples: readonly TrainExample[]): Datum[] {
+export function rsftData(examples: readonly TrainExample[], loss: RsftLoss = 'token-mean'): Datum[] {
   const trained = examples.map((e) => e.lossMask.filter((m) => m).length);
-  const w = rsftTokenWeights(trained);
+  const w = rsftTokenWeights(trained, examples.map((e) => e.group), loss);
   const out: Datum[] = [];
   examples.forEach((e, i) => {
     if (trained[i] === 0) return;
