@@ -3,7 +3,7 @@
 // without node_modules; what must exist on disk at run time stays external and is shipped as files
 // (.vscodeignore): esbuild's native binary, resvg's native addon, the DejaVu fonts, and tfjs's
 // .wasm binaries, which the bundled wasm backend loads from the bundle's own folder (__dirname).
-import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
@@ -19,22 +19,44 @@ const ESM_CJS_SHIMS = [
   'const __whaleDirname = __whalePathDirname(__whaleFilename);',
 ].join(' ');
 
+// The engine bundle gets tfjs-core instead of the umbrella package (scripts/tfjs-core-only.mjs), in
+// its ES build: tfjs-core's "main" is a CommonJS bundle without the gradients, and the wasm backend's
+// CommonJS build is ES5, which cannot extend tfjs-core's ES classes. ES builds of both keep one copy
+// of tfjs-core, which the gradients register into.
+const tfjsCoreOnly = {
+  name: 'tfjs-core-only',
+  setup(b) {
+    const req = createRequire(import.meta.url);
+    b.onResolve({ filter: /^@tensorflow\/tfjs$/ }, () => ({ path: join(process.cwd(), 'scripts', 'tfjs-core-only.mjs') }));
+    b.onResolve({ filter: /^@tensorflow\/tfjs-(core|backend-wasm)$/ }, (a) => ({ path: req.resolve(`${a.path}/dist/index.js`) }));
+  },
+};
+
 const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: 'warning' };
+const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
+// Chunks of the split CLI bundle from an earlier build would pile up (their names carry a hash).
+for (const f of readdirSync('dist', { withFileTypes: true }).filter((e) => e.isFile() && /^chunk-/.test(e.name))) rmSync(join('dist', f.name));
 
 await Promise.all([
   // mainFields: jsonc-parser's UMD build requires its own files dynamically, which a bundle cannot
   // follow; its ESM build bundles cleanly.
-  build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', format: 'cjs', external: ['vscode'], mainFields: ['module', 'main'] }),
+  build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', format: 'cjs', external: ['vscode'], mainFields: ['module', 'main'], minify: true }),
   build({
     ...common,
     entryPoints: { cli: 'src/cli/main.ts' },
     outdir: 'dist',
     outExtension: { '.js': '.mjs' },
     format: 'esm',
+    // Code splitting: the lazy imports (a command's code, tfjs, the domains) become chunks loaded
+    // when used, so `whale --help` parses the small entry only. Chunks sit beside cli.mjs, where
+    // the wasm backend and the harness runtime look for their files.
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
     external: ENGINE_EXTERNALS,
+    plugins: [tfjsCoreOnly],
     // jsonc-parser's "main" is a UMD build whose dynamic require()s esbuild cannot follow.
     alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
-    define: { __dirname: '__whaleDirname', __filename: '__whaleFilename' },
+    define: { __dirname: '__whaleDirname', __filename: '__whaleFilename', __WHALE_VERSION__: JSON.stringify(version) },
     banner: { js: ESM_CJS_SHIMS },
   }),
   // The harness runtime looks beside the CLI bundle for the SDK (aliased as 'whale-harness' when a

@@ -1,12 +1,9 @@
 import { listDomains } from '../domains/index.js';
-import type { CommandSpec } from './main.js';
+import type { Values } from './command.js';
 
-export const domainsCommand: CommandSpec = {
-  summary: 'list the built-in domains',
-  usage: 'whale domains',
-  options: {},
-  async run() {
-    for (const d of listDomains()) console.log(`${d.id.padEnd(8)} ${d.regime.padEnd(18)} ${d.title}`);
-    return 0;
-  },
-};
+export async function run(values: Values): Promise<number> {
+  const domains = listDomains();
+  if (values.json) console.log(JSON.stringify(domains, null, 2));
+  else for (const d of domains) console.log(`${d.id.padEnd(8)} ${d.regime.padEnd(18)} ${d.title}`);
+  return 0;
+}

@@ -5,7 +5,10 @@ import { InputError, WhaleError } from '../core/errors.js';
 import { HarnessArchive } from '../archive/harnessArchive.js';
 import { resourcesDir } from '../domains/common.js';
 import { getDomain, listDomains } from '../domains/index.js';
-import type { CommandSpec } from './main.js';
+import type { Values } from './command.js';
+import { TEMPLATES } from './commands.js';
+
+type Template = (typeof TEMPLATES)[number];
 
 /**
  * The project template: sized so a whole WHALE run (2 cycles) finishes in minutes on a 2-core CPU
@@ -31,8 +34,6 @@ export function templateConfig(name: string, domain: string, template: Template 
   return config;
 }
 
-export const TEMPLATES = ['standard', 'tiny'] as const;
-export type Template = (typeof TEMPLATES)[number];
 
 /** 'tiny': a phase in a minute or two on a busy CPU — for a first look and for integration tests. */
 const TINY = {
@@ -43,32 +44,27 @@ const TINY = {
   budget: { rollouts: 400 },
 };
 
-export const initCommand: CommandSpec = {
-  summary: 'scaffold a WHALE project: whale.config.json, the domain\'s h0 harness, .gitignore',
-  usage: `whale init [DIR] [--domain kbqa|ramble] [--template ${TEMPLATES.join('|')}] [--name NAME] [--force]`,
-  options: { domain: { type: 'string' }, name: { type: 'string' }, force: { type: 'boolean' }, template: { type: 'string' } },
-  async run(values, positionals) {
-    const dir = resolve(positionals[0] ?? '.');
-    const domainId = typeof values.domain === 'string' ? values.domain : 'kbqa';
-    const domain = getDomain(domainId);
-    const template = (typeof values.template === 'string' ? values.template : 'standard') as Template;
-    if (!TEMPLATES.includes(template)) throw new InputError({ file: '(command line)', field: '--template' }, `must be one of ${TEMPLATES.join(', ')}`);
-    const configFile = join(dir, 'whale.config.json');
-    if (existsSync(configFile) && !values.force) throw new WhaleError(`${configFile} exists; pass --force to overwrite`);
-    mkdirSync(dir, { recursive: true });
-    const h0 = join(dir, 'harnesses', 'h0');
-    cpSync(domain.h0Dir, h0, { recursive: true, force: true });
-    writeFileSync(configFile, JSON.stringify(templateConfig(typeof values.name === 'string' ? values.name : `${domainId}-agent`, domainId, template), null, 2) + '\n');
-    const schema = join(resourcesDir(), 'whale.config.schema.json');
-    if (existsSync(schema)) cpSync(schema, join(dir, '.whale-schema.json'));
-    // A new config starts a new run: `whale step` must not continue a run made under the old one.
-    rmSync(join(dir, '.whale', 'current-run'), { force: true });
-    // The archive starts with h0, so the side bar shows the harness before the first run.
-    const archive = await HarnessArchive.open(join(dir, '.whale', 'archive.git'));
-    await archive.add(h0, { parents: [], message: 'h0: the initial harness', meta: { round: 0, origin: 'seed', hypothesis: 'the initial harness h0' } });
-    if (!existsSync(join(dir, '.gitignore'))) writeFileSync(join(dir, '.gitignore'), '.whale/\n');
-    console.log(`created ${configFile} and ${h0} (domain ${domainId}: ${listDomains().find((d) => d.id === domainId)?.title ?? ''})`);
-    console.log('next: `whale step` runs one phase, `whale run` the whole schedule, `whale status` shows where it is');
-    return 0;
-  },
-};
+export async function run(values: Values, positionals: string[]): Promise<number> {
+  const dir = resolve(positionals[0] ?? '.');
+  const domainId = typeof values.domain === 'string' ? values.domain : 'kbqa';
+  const domain = getDomain(domainId);
+  const template = (typeof values.template === 'string' ? values.template : 'standard') as Template;
+  if (!TEMPLATES.includes(template)) throw new InputError({ file: '(command line)', field: '--template' }, `must be one of ${TEMPLATES.join(', ')}`);
+  const configFile = join(dir, 'whale.config.json');
+  if (existsSync(configFile) && !values.force) throw new WhaleError(`${configFile} exists; pass --force to overwrite`);
+  mkdirSync(dir, { recursive: true });
+  const h0 = join(dir, 'harnesses', 'h0');
+  cpSync(domain.h0Dir, h0, { recursive: true, force: true });
+  writeFileSync(configFile, JSON.stringify(templateConfig(typeof values.name === 'string' ? values.name : `${domainId}-agent`, domainId, template), null, 2) + '\n');
+  const schema = join(resourcesDir(), 'whale.config.schema.json');
+  if (existsSync(schema)) cpSync(schema, join(dir, '.whale-schema.json'));
+  // A new config starts a new run: `whale step` must not continue a run made under the old one.
+  rmSync(join(dir, '.whale', 'current-run'), { force: true });
+  // The archive starts with h0, so the side bar shows the harness before the first run.
+  const archive = await HarnessArchive.open(join(dir, '.whale', 'archive.git'));
+  await archive.add(h0, { parents: [], message: 'h0: the initial harness', meta: { round: 0, origin: 'seed', hypothesis: 'the initial harness h0' } });
+  if (!existsSync(join(dir, '.gitignore'))) writeFileSync(join(dir, '.gitignore'), '.whale/\n');
+  console.log(`created ${configFile} and ${h0} (domain ${domainId}: ${listDomains().find((d) => d.id === domainId)?.title ?? ''})`);
+  console.log('next: `whale step` runs one phase, `whale run` the whole schedule, `whale status` shows where it is');
+  return 0;
+}
