@@ -1,6 +1,7 @@
 // The extension is a client of the engine: long work runs in a `whale` CLI child process, never in
 // the extension host (DESIGN.md). Activation is a list of `registerX(context, deps)` calls.
 import * as vscode from 'vscode';
+import { registerTerminalCli } from './terminalCli.js';
 import { registerArchiveFs } from './archiveFs.js';
 import { registerArchiveView, type ArchiveTreeProvider } from './archiveView.js';
 import { registerCommands } from './commands.js';
@@ -42,6 +43,7 @@ export function activate(context: vscode.ExtensionContext): WhaleApi {
   registerCommands(context, { log, monitor, archive, statusBar, keys: new ApiKeys(context.secrets) });
   registerTrajectoryFeatures(context, { log });
   registerBackendCommands(context, log, health);
+  registerTerminalCli(context, log);
 
   monitor.onEngineDied((run) => {
     vscode.window.showWarningMessage(`WHALE: the engine running ${run.id} died during phase ${run.current?.index}. ${run.detail ?? ''}`, 'Resume Run', 'Open Log').then((c) => {
