@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { WhaleError, InputError } from '../core/errors.js';
+import { installEnvProxy } from '../core/proxy.js';
 import { parseArgsOptions, type CommandSpec, type OptionSpec } from './command.js';
 import { COMMANDS } from './commands.js';
 import { whaleVersion } from './version.js';
@@ -91,6 +92,7 @@ export async function main(argv: string[]): Promise<number> {
       const v = (parsed.values as Record<string, unknown>)[k];
       if (o.choices && typeof v === 'string' && !o.choices.includes(v)) throw new InputError({ file: '(command line)', field: `--${k}` }, `must be one of ${o.choices.join(', ')}, got '${v}'`);
     }
+    await installEnvProxy();
     const run = await cmd.load();
     return await run(parsed.values as Record<string, string | boolean | undefined>, parsed.positionals);
   } catch (e) {
