@@ -3,10 +3,10 @@
 // without node_modules; what must exist on disk at run time stays external and is shipped as files
 // (.vscodeignore): esbuild's native binary, resvg's native addon, the DejaVu fonts, and tfjs's
 // .wasm binaries, which the bundled wasm backend loads from the bundle's own folder (__dirname).
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { build } from 'esbuild';
+import { build, context } from 'esbuild';
 
 const ENGINE_EXTERNALS = ['esbuild', '@resvg/resvg-js', 'dejavu-fonts-ttf'];
 // Bundled CommonJS code still says require/__dirname/__filename; in an ESM bundle they are defined here.
@@ -35,13 +35,13 @@ const tfjsCoreOnly = {
 const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: 'warning' };
 const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
 // Chunks of the split CLI bundle from an earlier build would pile up (their names carry a hash).
-for (const f of readdirSync('dist', { withFileTypes: true }).filter((e) => e.isFile() && /^chunk-/.test(e.name))) rmSync(join('dist', f.name));
+for (const f of (existsSync('dist') ? readdirSync('dist', { withFileTypes: true }) : []).filter((e) => e.isFile() && /^chunk-/.test(e.name))) rmSync(join('dist', f.name));
 
-await Promise.all([
+const configs = [
   // mainFields: jsonc-parser's UMD build requires its own files dynamically, which a bundle cannot
   // follow; its ESM build bundles cleanly.
-  build({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', format: 'cjs', external: ['vscode'], mainFields: ['module', 'main'], minify: true }),
-  build({
+  ({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', format: 'cjs', external: ['vscode'], mainFields: ['module', 'main'], minify: true }),
+  {
     ...common,
     entryPoints: { cli: 'src/cli/main.ts' },
     outdir: 'dist',
@@ -58,17 +58,32 @@ await Promise.all([
     alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
     define: { __dirname: '__whaleDirname', __filename: '__whaleFilename', __WHALE_VERSION__: JSON.stringify(version) },
     banner: { js: ESM_CJS_SHIMS },
-  }),
+  },
   // The harness runtime looks beside the CLI bundle for the SDK (aliased as 'whale-harness' when a
   // candidate is bundled) and for the worker bootstrap (src/harness/assets.ts).
-  build({ ...common, sourcemap: false, entryPoints: ['src/harness/worker/bootstrap.ts'], outfile: 'dist/whale-bootstrap.mjs', format: 'esm', minify: true }),
+  { ...common, sourcemap: false, entryPoints: ['src/harness/worker/bootstrap.ts'], outfile: 'dist/whale-bootstrap.mjs', format: 'esm', minify: true },
   // The dashboard webview: its script with uPlot and zod, its stylesheet with uPlot's, nothing
   // loaded from anywhere else (the panel's CSP allows only these two files).
-  build({ bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: true, logLevel: 'warning', entryPoints: { dashboard: 'src/extension/dashboard/webview/main.ts' }, outdir: 'media/dist' }),
-]);
+  { bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: true, logLevel: 'warning', entryPoints: { dashboard: 'src/extension/dashboard/webview/main.ts' }, outdir: 'media/dist' },
+];
 mkdirSync('dist', { recursive: true });
 copyFileSync('src/harness/sdk.ts', 'dist/whale-harness-sdk.ts');
 const wasmDir = dirname(createRequire(import.meta.url).resolve('@tensorflow/tfjs-backend-wasm'));
 const wasm = readdirSync(wasmDir).filter((f) => f.endsWith('.wasm'));
 for (const f of wasm) copyFileSync(join(wasmDir, f), join('dist', f));
+// `npm run watch` (--watch): rebuild on change; the lines below are what .vscode/tasks.json's
+// background problem matcher waits for.
+const watchLog = {
+  name: 'watch-log',
+  setup(b) {
+    b.onStart(() => console.log('[watch] build started'));
+    b.onEnd((r) => console.log(`[watch] build finished (${r.errors.length} errors)`));
+  },
+};
+if (process.argv.includes('--watch')) {
+  const contexts = await Promise.all(configs.map((c) => context({ ...c, plugins: [...(c.plugins ?? []), watchLog] })));
+  await Promise.all(contexts.map((c) => c.watch()));
+} else {
+  await Promise.all(configs.map((c) => build(c)));
+}
 console.log(`built dist/extension.cjs, dist/cli.mjs, dist/whale-bootstrap.mjs, dist/whale-harness-sdk.ts, ${wasm.length} tfjs .wasm files, media/dist/dashboard.{js,css}`);

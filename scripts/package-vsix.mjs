@@ -3,7 +3,8 @@
 // (scripts/vsix-targets.mjs narrows .vscodeignore); a target whose native packages are not installed
 // here is refused rather than packaged with this machine's binaries. Build each target on a machine
 // of that platform (a CI matrix), or install its native packages first.
-// Prints the file and its size. Options: --out FILE, --target TARGET, --readme-path FILE.
+// Prints the file and its size. Options: --out FILE, --target TARGET, --readme-path FILE (default
+// docs/marketplace/README.md).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,7 +45,11 @@ mkdirSync(dirname(out), { recursive: true });
 const tmp = mkdtempSync(join(tmpdir(), 'whale-vsix-'));
 const ignoreFile = join(tmp, '.vscodeignore');
 writeFileSync(ignoreFile, ignoreFor(readFileSync('.vscodeignore', 'utf8'), target));
-const readme = values['readme-path'] ? ['--readme-path', values['readme-path']] : [];
+// The package's README is the one written for people who install the extension; its pictures are
+// docs/screenshots/*.png inside the package. Without a repository URL vsce cannot make them absolute
+// for the Marketplace web page, so they stay relative (VS Code shows them from the package).
+const { repository } = JSON.parse(readFileSync('package.json', 'utf8'));
+const readme = ['--readme-path', values['readme-path'] ?? 'docs/marketplace/README.md', ...(repository ? [] : ['--no-rewrite-relative-links'])];
 try {
   run(process.execPath, ['node_modules/@vscode/vsce/vsce', 'package', '--target', target, '--ignoreFile', ignoreFile, ...readme, '--allow-missing-repository', '--skip-license', '--out', out]);
 } finally {

@@ -29,7 +29,7 @@ export function nodeCommand(): { command: string; env: Record<string, string> } 
 }
 
 /** VS Code's `http.proxy` / `http.noProxy`, so the engine's backend and proxy calls use the editor's proxy. */
-function proxyEnv(): Record<string, string> {
+export function proxyEnv(): Record<string, string> {
   const http = vscode.workspace.getConfiguration('http');
   return editorProxyEnv({ proxy: http.get<string>('proxy'), noProxy: http.get<string[]>('noProxy') });
 }
