@@ -44,6 +44,7 @@ export function resolveProject(values: Record<string, string | boolean | undefin
   if (configFile) {
     const config = loadConfig(configFile);
     const root = dirname(configFile);
+    if (typeof values.domain === 'string' && values.domain !== config.domain.id) throw cli('--domain', `'${values.domain}' conflicts with ${configFile} (domain '${config.domain.id}'): drop --domain, or run outside the project`);
     return { configFile, root, config: { ...config, harness: resolve(root, config.harness) }, storeDir: resolve(root, typeof values.store === 'string' && values.store ? values.store : config.store) };
   }
   const domain = typeof values.domain === 'string' ? values.domain : defaults.domain;

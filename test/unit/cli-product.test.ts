@@ -172,3 +172,11 @@ test('the bundle (tfjs-core only, split into chunks) runs a weight phase: step -
   assert.equal(status.status, 0, status.stderr);
   assert.equal((JSON.parse(status.stdout) as { runId: string }[])[0].runId, out.runId);
 });
+
+test('--domain that contradicts the project found above is bad input, not silently ignored', () => {
+  const project = tmp();
+  assert.equal(whale(['init', project, '--domain', 'ramble', '--template', 'tiny'], tmp()).code, 0);
+  const r = whale(['eval', '--domain', 'kbqa', '--limit', '1'], join(project, 'harnesses'));
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /--domain: 'kbqa' conflicts with .*whale\.config\.json \(domain 'ramble'\)/);
+});
