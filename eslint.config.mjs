@@ -1,5 +1,7 @@
-// The only rule that matters structurally: nothing outside src/extension/ may import `vscode`,
-// so the engine, CLI and tests run without VS Code (DESIGN.md, "Rooms").
+// typescript-eslint's recommended preset everywhere, plus the rule that matters structurally:
+// nothing outside src/extension/ may import `vscode`, so the engine, CLI and tests run without VS
+// Code (DESIGN.md, "Rooms"). The extension is also linted with type information, for
+// no-floating-promises: a promise nobody awaits in the extension host fails silently.
 import tseslint from 'typescript-eslint';
 
 const noVscode = {
@@ -12,18 +14,29 @@ export default tseslint.config(
   { ignores: ['dist/**', 'out/**', 'node_modules/**', '.vscode-it/**', 'media/vendor/**'] },
   {
     files: ['**/*.ts'],
-    languageOptions: { parser: tseslint.parser },
-    plugins: { '@typescript-eslint': tseslint.plugin },
+    extends: [tseslint.configs.recommended],
     rules: {
       ...noVscode,
-      '@typescript-eslint/no-floating-promises': 'off',
+      // `_name` marks a value deliberately left unused (destructuring it away, a required parameter).
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' }],
       'no-debugger': 'error',
       'no-var': 'error',
       'prefer-const': 'error',
     },
   },
   {
+    files: ['src/extension/**/*.ts'],
+    ignores: ['src/extension/dashboard/webview/**'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: { '@typescript-eslint/no-floating-promises': 'error' },
+  },
+  {
     files: ['src/extension/**/*.ts', 'test/vscode/**/*.ts'],
     rules: { 'no-restricted-imports': 'off' },
+  },
+  {
+    // Tests poke at JSON of any shape.
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
 );

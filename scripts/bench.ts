@@ -1,6 +1,8 @@
 // `npm run bench`: speed figures measured side by side in one run, with the ratios that matter.
 // Targets (issue #2, default embedded model at its default context on a 2-core machine):
-// training >= 1,500 tokens/s, batched sampling >= 4,000 tokens/s.
+// training >= 1,500 tokens/s, batched sampling >= 4,000 tokens/s. Cold start (issue #15): `whale --help`
+// within 1.5x of `node -e ""`.
+import { benchColdStart } from './bench-coldstart.js';
 import { benchPolicy } from './bench-policy.js';
 import { benchRuntime } from './bench-runtime.js';
 import { benchTrajectories } from './bench-trajectories.js';
@@ -11,6 +13,7 @@ function table(title: string, rows: Record<string, number>): void {
   for (const [k, v] of Object.entries(rows)) console.log(`  ${k.padEnd(width)}  ${Number.isInteger(v) ? v : v.toFixed(3)}`);
 }
 
+table('CLI cold start (bundle, side by side with node -e "")', benchColdStart());
 const policy = await benchPolicy();
 table('embedded policy (tfjs-wasm)', policy);
 const runtime = await benchRuntime();

@@ -1,17 +1,36 @@
-// `npm run package`: builds, then packages a platform-specific .vsix for this machine's platform
-// (the engine ships esbuild's and resvg's native binaries for it; .vscodeignore lists them).
-// Prints the file and its size. Options: --out FILE, --target TARGET (default: this platform).
+// `npm run package`: builds, then packages a platform-specific .vsix for one VS Code target (default:
+// this machine's). The engine ships esbuild's binary and resvg's addon for that target only
+// (scripts/vsix-targets.mjs narrows .vscodeignore); a target whose native packages are not installed
+// here is refused rather than packaged with this machine's binaries. Build each target on a machine
+// of that platform (a CI matrix), or install its native packages first.
+// Prints the file and its size. Options: --out FILE, --target TARGET, --readme-path FILE (default
+// docs/marketplace/README.md).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { ignoreFor, nativeFiles } from './vsix-targets.mjs';
 
-const { values } = parseArgs({ options: { out: { type: 'string' }, target: { type: 'string' } } });
+const { values } = parseArgs({ options: { out: { type: 'string' }, target: { type: 'string' }, 'readme-path': { type: 'string' } } });
 // VS Code's target names: win32-x64, linux-arm64, darwin-arm64, alpine-x64, ... (musl Linux is 'alpine').
 const musl = process.platform === 'linux' && !process.report?.getReport()?.header?.glibcVersionRuntime;
 const target = values.target ?? `${musl ? 'alpine' : process.platform}-${process.arch}`;
 const { name, version } = JSON.parse(readFileSync('package.json', 'utf8'));
 const out = values.out ?? `${name}-${version}-${target}.vsix`;
+
+let natives;
+try {
+  natives = nativeFiles(target);
+} catch (e) {
+  console.error(`package-vsix: ${e.message}`);
+  process.exit(2);
+}
+const missing = [...natives.esbuild, ...natives.resvg].filter((f) => !existsSync(f));
+if (missing.length > 0) {
+  console.error(`package-vsix: refusing to package for ${target}: its native binaries are not installed here (missing ${missing.join(', ')}). Package on a ${target} machine, where npm ci installs them.`);
+  process.exit(1);
+}
 
 const run = (cmd, args) => {
   const r = spawnSync(cmd, args, { stdio: 'inherit' });
@@ -23,5 +42,17 @@ const run = (cmd, args) => {
 run(process.execPath, ['scripts/build.mjs']);
 // vsce does not create the folder of --out (a fresh clone has no out/).
 mkdirSync(dirname(out), { recursive: true });
-run(process.execPath, ['node_modules/@vscode/vsce/vsce', 'package', '--target', target, '--allow-missing-repository', '--skip-license', '--out', out]);
+const tmp = mkdtempSync(join(tmpdir(), 'whale-vsix-'));
+const ignoreFile = join(tmp, '.vscodeignore');
+writeFileSync(ignoreFile, ignoreFor(readFileSync('.vscodeignore', 'utf8'), target));
+// The package's README is the one written for people who install the extension; its pictures are
+// docs/screenshots/*.png inside the package. Without a repository URL vsce cannot make them absolute
+// for the Marketplace web page, so they stay relative (VS Code shows them from the package).
+const { repository } = JSON.parse(readFileSync('package.json', 'utf8'));
+const readme = ['--readme-path', values['readme-path'] ?? 'docs/marketplace/README.md', ...(repository ? [] : ['--no-rewrite-relative-links'])];
+try {
+  run(process.execPath, ['node_modules/@vscode/vsce/vsce', 'package', '--target', target, '--ignoreFile', ignoreFile, ...readme, '--allow-missing-repository', '--skip-license', '--out', out]);
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
 console.log(`package-vsix: ${out} (${target}, ${(statSync(out).size / 1024 / 1024).toFixed(1)} MiB)`);

@@ -7,59 +7,43 @@ import { findTrajectory, indexJsonl, readTrajectoryAt } from '../archive/jsonlIn
 import { ResultStore } from '../archive/resultStore.js';
 import { RunStore } from '../archive/runStore.js';
 import { InputError, WhaleError } from '../core/errors.js';
-import type { CommandSpec } from './main.js';
-import { intFlag, resolveProject } from './project.js';
+import type { Values } from './command.js';
+import { intFlag, resolveStoreDir } from './project.js';
 
 const flag = (field: string, message: string) => new InputError({ file: '(command line)', field }, message);
 
-export const annotateCommand: CommandSpec = {
-  summary: "add, list or delete notes on a run's trajectories (the proposer reads them)",
-  usage: 'whale annotate [--config whale.config.json | --store DIR] [--run ID] (--key HASH --trajectory ID [--turn N] [--author NAME] TEXT... | --list [--json] | --delete NOTE_ID)',
-  options: {
-    config: { type: 'string' },
-    store: { type: 'string' },
-    run: { type: 'string' },
-    key: { type: 'string' },
-    trajectory: { type: 'string' },
-    turn: { type: 'string' },
-    author: { type: 'string' },
-    list: { type: 'boolean' },
-    json: { type: 'boolean' },
-    delete: { type: 'string' },
-  },
-  async run(values, positionals) {
-    const p = resolveProject({ ...values, domain: 'kbqa' });
-    const runs = new RunStore(p.storeDir);
-    const runId = typeof values.run === 'string' ? values.run : runs.current();
-    if (!runId) throw new WhaleError(`no current run in ${p.storeDir}: name one with --run`);
-    if (!existsSync(runs.runDir(runId))) throw flag('--run', `no run '${runId}' in ${runs.runsDir()}`);
-    const runDir = runs.runDir(runId);
+export async function run(values: Values, positionals: string[]): Promise<number> {
+  const storeDir = resolveStoreDir(values);
+  const runs = new RunStore(storeDir);
+  const runId = typeof values.run === 'string' ? values.run : runs.current();
+  if (!runId) throw new WhaleError(`no current run in ${storeDir}: name one with --run`);
+  if (!existsSync(runs.runDir(runId))) throw flag('--run', `no run '${runId}' in ${runs.runsDir()}`);
+  const runDir = runs.runDir(runId);
 
-    if (values.list) {
-      const notes = readAnnotations(runDir);
-      if (values.json) console.log(JSON.stringify(notes, null, 2));
-      else for (const n of notes) console.log(`${n.id}  ${n.taskId ?? '-'}  ${n.turn !== undefined ? `turn ${n.turn + 1}` : 'whole'}  ${n.author ?? ''}  ${n.text.split('\n')[0]}`);
-      return 0;
-    }
-    if (typeof values.delete === 'string') {
-      if (!deleteAnnotation(runDir, values.delete)) throw flag('--delete', `no note '${values.delete}' in run ${runId}`);
-      console.log(`deleted ${values.delete}`);
-      return 0;
-    }
-
-    const text = positionals.join(' ').trim();
-    if (!text) throw flag('TEXT', 'write the note after the options');
-    if (typeof values.key !== 'string' || typeof values.trajectory !== 'string') throw flag('--key/--trajectory', 'name the trajectory: --key <evaluation key hash> --trajectory <id> (both are in the transcript and in trajectories.jsonl)');
-    const file = new ResultStore(p.storeDir).trajectoriesFile(values.key);
-    if (!existsSync(file)) throw flag('--key', `no evaluation ${values.key} in ${p.storeDir}`);
-    const index = await indexJsonl(file);
-    const line = findTrajectory(index, values.trajectory);
-    if (line < 0) throw flag('--trajectory', `no trajectory '${values.trajectory}' in ${file}`);
-    const t = readTrajectoryAt(index, line);
-    const turnNo = intFlag(values, 'turn');
-    if (turnNo !== undefined && (turnNo < 1 || turnNo > t.modelCalls.length)) throw flag('--turn', `turns are numbered 1..${t.modelCalls.length} in this trajectory, got ${turnNo}`);
-    const note = addAnnotation(runDir, { text, harnessHash: t.harnessHash, taskId: t.taskId, trajectoryId: t.id, keyHash: values.key, ...(turnNo !== undefined ? { turn: turnNo - 1 } : {}), author: typeof values.author === 'string' ? values.author : (process.env.USER ?? 'cli') });
-    console.log(note.id);
+  if (values.list) {
+    const notes = readAnnotations(runDir);
+    if (values.json) console.log(JSON.stringify(notes, null, 2));
+    else for (const n of notes) console.log(`${n.id}  ${n.taskId ?? '-'}  ${n.turn !== undefined ? `turn ${n.turn + 1}` : 'whole'}  ${n.author ?? ''}  ${n.text.split('\n')[0]}`);
     return 0;
-  },
-};
+  }
+  if (typeof values.delete === 'string') {
+    if (!deleteAnnotation(runDir, values.delete)) throw flag('--delete', `no note '${values.delete}' in run ${runId}`);
+    console.log(`deleted ${values.delete}`);
+    return 0;
+  }
+
+  const text = positionals.join(' ').trim();
+  if (!text) throw flag('TEXT', 'write the note after the options');
+  if (typeof values.key !== 'string' || typeof values.trajectory !== 'string') throw flag('--key/--trajectory', 'name the trajectory: --key <evaluation key hash> --trajectory <id> (both are in the transcript and in trajectories.jsonl)');
+  const file = new ResultStore(storeDir).trajectoriesFile(values.key);
+  if (!existsSync(file)) throw flag('--key', `no evaluation ${values.key} in ${storeDir}`);
+  const index = await indexJsonl(file);
+  const line = findTrajectory(index, values.trajectory);
+  if (line < 0) throw flag('--trajectory', `no trajectory '${values.trajectory}' in ${file}`);
+  const t = readTrajectoryAt(index, line);
+  const turnNo = intFlag(values, 'turn');
+  if (turnNo !== undefined && (turnNo < 1 || turnNo > t.modelCalls.length)) throw flag('--turn', `turns are numbered 1..${t.modelCalls.length} in this trajectory, got ${turnNo}`);
+  const note = addAnnotation(runDir, { text, harnessHash: t.harnessHash, taskId: t.taskId, trajectoryId: t.id, keyHash: values.key, ...(turnNo !== undefined ? { turn: turnNo - 1 } : {}), author: typeof values.author === 'string' ? values.author : (process.env.USER ?? 'cli') });
+  console.log(note.id);
+  return 0;
+}

@@ -8,11 +8,13 @@ import { listDomains } from '../domains/index.js';
 import { loadProjectDomain, type ProjectDomain } from '../domains/load.js';
 import { scaffoldDomain } from '../domains/scaffold.js';
 import { SPLITS, type RolloutRecord, type Task } from '../domains/types.js';
-import { TEMPLATES, finishProject, templateConfig, type Template } from './initCommand.js';
-import type { CommandSpec } from './main.js';
+import { TEMPLATES } from './commands.js';
+import { finishProject, templateConfig } from './initCommand.js';
+
+type Template = (typeof TEMPLATES)[number];
+import type { Values } from './command.js';
 import { intFlag, resolveProject } from './project.js';
 
-type Values = Record<string, string | boolean | undefined>;
 
 /** An answer no verifier should accept. */
 export const WRONG_ANSWER = 'whale domain check: deliberately wrong';
@@ -155,15 +157,10 @@ async function create(values: Values, name: string | undefined): Promise<number>
   return 0;
 }
 
-export const domainCommand: CommandSpec = {
-  summary: 'your own task: `domain new NAME [--data]` scaffolds one, `domain check [NAME]` loads it and tests its verifier',
-  usage: `whale domain new NAME [--data] [--dir PROJECT] [--template ${TEMPLATES.join('|')}] [--use] [--force]\n       whale domain check [NAME] [--config whale.config.json] [--limit N]`,
-  options: { data: { type: 'boolean' }, dir: { type: 'string' }, template: { type: 'string' }, use: { type: 'boolean' }, force: { type: 'boolean' }, config: { type: 'string' }, limit: { type: 'string' } },
-  async run(values, positionals) {
-    const [sub, name, ...extra] = positionals;
-    if (extra.length) throw new InputError({ file: '(command line)', field: extra[0] }, 'unexpected argument');
-    if (sub === 'new') return create(values, name);
-    if (sub === 'check') return check(values, name);
-    throw new InputError({ file: '(command line)', field: 'SUBCOMMAND' }, `expected 'new' or 'check'${sub ? `, got '${sub}'` : ''}`);
-  },
-};
+export async function run(values: Values, positionals: string[]): Promise<number> {
+  const [sub, name, ...extra] = positionals;
+  if (extra.length) throw new InputError({ file: '(command line)', field: extra[0] }, 'unexpected argument');
+  if (sub === 'new') return create(values, name);
+  if (sub === 'check') return check(values, name);
+  throw new InputError({ file: '(command line)', field: 'SUBCOMMAND' }, `expected 'new' or 'check'${sub ? `, got '${sub}'` : ''}`);
+}

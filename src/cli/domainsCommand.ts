@@ -4,31 +4,26 @@ import { loadConfig } from '../core/config.js';
 import { listDomains } from '../domains/index.js';
 import { domainRefLabel } from '../domains/load.js';
 import { ownDomains } from './domainCommand.js';
-import type { CommandSpec } from './main.js';
+import type { Values } from './command.js';
 
-export const domainsCommand: CommandSpec = {
-  summary: "list the built-in domains and this project's own",
-  usage: 'whale domains [--json]',
-  options: { json: { type: 'boolean' } },
-  async run(values) {
-    const builtins = listDomains();
-    const own = ownDomains(process.cwd());
-    // The config's domain is named, not loaded: listing never runs a domain's code.
-    const configFile = resolve('whale.config.json');
-    const configured = existsSync(configFile) ? safeLabel(configFile) : undefined;
-    if (values.json) {
-      console.log(JSON.stringify({ builtins, own, configured: configured ?? null }, null, 2));
-      return 0;
-    }
-    for (const d of builtins) console.log(`${d.id.padEnd(8)} ${d.regime.padEnd(18)} ${d.title}`);
-    if (own.length) {
-      console.log("\nthis project's own (domains/):");
-      for (const d of own) console.log(`${d.name.padEnd(16)} ${d.kind.padEnd(5)} ${d.path}`);
-    }
-    if (configured) console.log(`\nwhale.config.json uses: ${configured}`);
+export async function run(values: Values): Promise<number> {
+  const builtins = listDomains();
+  const own = ownDomains(process.cwd());
+  // The config's domain is named, not loaded: listing never runs a domain's code.
+  const configFile = resolve('whale.config.json');
+  const configured = existsSync(configFile) ? safeLabel(configFile) : undefined;
+  if (values.json) {
+    console.log(JSON.stringify({ builtins, own, configured: configured ?? null }, null, 2));
     return 0;
-  },
-};
+  }
+  for (const d of builtins) console.log(`${d.id.padEnd(8)} ${d.regime.padEnd(18)} ${d.title}`);
+  if (own.length) {
+    console.log("\nthis project's own (domains/):");
+    for (const d of own) console.log(`${d.name.padEnd(16)} ${d.kind.padEnd(5)} ${d.path}`);
+  }
+  if (configured) console.log(`\nwhale.config.json uses: ${configured}`);
+  return 0;
+}
 
 function safeLabel(file: string): string | undefined {
   try {

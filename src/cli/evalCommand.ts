@@ -7,82 +7,64 @@ import { SPLITS, type Split } from '../domains/types.js';
 import { evaluate } from '../engine/evaluate.js';
 import { HarnessRuntime } from '../harness/runtime.js';
 import { createBackend } from '../policy/index.js';
-import type { CommandSpec } from './main.js';
+import type { Values } from './command.js';
 import { Progress } from './progress.js';
 import { intFlag, numberFlag, resolveProject } from './project.js';
 
-export const evalCommand: CommandSpec = {
-  summary: 'mean@k of a harness under a policy version on a split, with its standard error (cached)',
-  usage: 'whale eval [--config whale.config.json | --domain D] [--harness DIR] [--split val] [--k 8] [--seed 0] [--limit N] [--json]',
-  options: {
-    config: { type: 'string' },
-    domain: { type: 'string' },
-    harness: { type: 'string' },
-    split: { type: 'string' },
-    k: { type: 'string' },
-    seed: { type: 'string' },
-    limit: { type: 'string' },
-    concurrency: { type: 'string' },
-    temperature: { type: 'string' },
-    model: { type: 'string' },
-    store: { type: 'string' },
-    json: { type: 'boolean' },
-  },
-  async run(values) {
-    const project = resolveProject(values, { harness: domainH0Dir });
-    const { config } = project;
-    // The CLI runs in the user's own terminal: a trusted place for the domain's code.
-    const domain = await loadProjectDomain(config.domain, { baseDir: project.root, trusted: true, cacheDir: join(project.storeDir, 'cache'), ...(project.configFile ? { configFile: project.configFile } : {}) });
-    const harnessDir = typeof values.harness === 'string' ? resolve(values.harness) : config.harness;
-    const split = (typeof values.split === 'string' ? values.split : config.evaluation.split) as Split;
-    if (!SPLITS.includes(split)) throw new InputError({ file: '(command line)', field: '--split' }, `must be one of ${SPLITS.join(', ')}`);
-    if (split === 'test' && !process.env.WHALE_UNSEAL_TEST) {
-      throw new InputError({ file: '(command line)', field: '--split' }, 'the test split is sealed: it is evaluated only for reports (set WHALE_UNSEAL_TEST=1 to evaluate it by hand)');
-    }
-    const k = intFlag(values, 'k') ?? config.evaluation.k;
-    const seed = intFlag(values, 'seed') ?? config.evaluation.seed;
-    const limit = intFlag(values, 'limit') ?? config.evaluation.limit;
-    const concurrency = intFlag(values, 'concurrency') ?? config.evaluation.concurrency;
-    const temperature = numberFlag(values, 'temperature');
-    const sampling = { ...config.sampling, ...(temperature !== undefined ? { temperature } : {}) };
-    const backendCfg = config.backend.kind === 'embedded' && typeof values.model === 'string' ? { ...config.backend, model: values.model } : config.backend;
+export async function run(values: Values): Promise<number> {
+  const project = resolveProject(values, { harness: domainH0Dir });
+  const { config } = project;
+  // The CLI runs in the user's own terminal: a trusted place for the domain's code.
+  const domain = await loadProjectDomain(config.domain, { baseDir: project.root, trusted: true, cacheDir: join(project.storeDir, 'cache'), ...(project.configFile ? { configFile: project.configFile } : {}) });
+  const harnessDir = typeof values.harness === 'string' ? resolve(values.harness) : config.harness;
+  const split = (typeof values.split === 'string' ? values.split : config.evaluation.split) as Split;
+  if (!SPLITS.includes(split)) throw new InputError({ file: '(command line)', field: '--split' }, `must be one of ${SPLITS.join(', ')}`);
+  if (split === 'test' && !process.env.WHALE_UNSEAL_TEST) {
+    throw new InputError({ file: '(command line)', field: '--split' }, 'the test split is sealed: it is evaluated only for reports (set WHALE_UNSEAL_TEST=1 to evaluate it by hand)');
+  }
+  const k = intFlag(values, 'k') ?? config.evaluation.k;
+  const seed = intFlag(values, 'seed') ?? config.evaluation.seed;
+  const limit = intFlag(values, 'limit') ?? config.evaluation.limit;
+  const concurrency = intFlag(values, 'concurrency') ?? config.evaluation.concurrency;
+  const temperature = numberFlag(values, 'temperature');
+  const sampling = { ...config.sampling, ...(temperature !== undefined ? { temperature } : {}) };
+  const backendCfg = config.backend.kind === 'embedded' && typeof values.model === 'string' ? { ...config.backend, model: values.model } : config.backend;
 
-    const backend = await createBackend(backendCfg, { storeDir: project.storeDir });
-    const runtime = new HarnessRuntime({ domain, backend, limits: config.sandbox, sampling, concurrency, cacheDir: join(project.storeDir, 'cache', 'bundles') });
-    try {
-      const progress = new Progress(`eval ${domain.id}/${split}`);
-      const result = await evaluate({
-        store: new ResultStore(project.storeDir),
-        runner: runtime,
-        domain,
-        harnessDir,
-        policyVersion: backend.currentVersion(),
-        split,
-        k,
-        seed,
-        sampling,
-        limits: config.sandbox,
-        concurrency,
-        limit,
-        onProgress: (d, t) => progress.update(d, t),
-      });
-      const s = result.summary;
-      if (values.json) {
-        console.log(JSON.stringify({ ...s, cacheHit: result.cacheHit, newRollouts: result.newRollouts, trajectoriesFile: result.trajectoriesFile }, null, 2));
-      } else {
-        const pct = (x: number) => (100 * x).toFixed(1);
-        console.log(`${domain.id} ${split} mean@${s.k} = ${pct(s.meanAtK)}% ± ${pct(s.standardError)} (se over ${s.tasks} tasks; ${s.rollouts} rollouts)`);
-        console.log(`harness ${s.key.harnessHash.slice(0, 12)} (${harnessDir}), policy ${s.key.policyVersion}, temperature ${sampling.temperature}, seed ${seed}`);
-        console.log(`terminations: ${Object.entries(s.terminations).map(([t, n]) => `${t} ${n}`).join(', ')}; mean model calls ${s.meanTurns.toFixed(2)}`);
-        console.log(result.cacheHit ? 'cache hit: answered from the run store, 0 new rollouts' : `${result.newRollouts} new rollouts in ${(s.wallMs / 1000).toFixed(1)} s`);
-        console.log(`per-task results: ${join(new ResultStore(project.storeDir).dirFor(s.keyHash), 'tasks.json')}`);
-        console.log(`trajectories:     ${result.trajectoriesFile}`);
-      }
-      return 0;
-    } finally {
-      await runtime.close();
-      await backend.close();
-      await domain.close();
+  const backend = await createBackend(backendCfg, { storeDir: project.storeDir });
+  const runtime = new HarnessRuntime({ domain, backend, limits: config.sandbox, sampling, concurrency, cacheDir: join(project.storeDir, 'cache', 'bundles') });
+  try {
+    const progress = new Progress(`eval ${domain.id}/${split}`);
+    const result = await evaluate({
+      store: new ResultStore(project.storeDir),
+      runner: runtime,
+      domain,
+      harnessDir,
+      policyVersion: backend.currentVersion(),
+      split,
+      k,
+      seed,
+      sampling,
+      limits: config.sandbox,
+      concurrency,
+      limit,
+      onProgress: (d, t) => progress.update(d, t),
+    });
+    const s = result.summary;
+    if (values.json) {
+      console.log(JSON.stringify({ ...s, cacheHit: result.cacheHit, newRollouts: result.newRollouts, trajectoriesFile: result.trajectoriesFile }, null, 2));
+    } else {
+      const pct = (x: number) => (100 * x).toFixed(1);
+      console.log(`${domain.id} ${split} mean@${s.k} = ${pct(s.meanAtK)}% ± ${pct(s.standardError)} (se over ${s.tasks} tasks; ${s.rollouts} rollouts)`);
+      console.log(`harness ${s.key.harnessHash.slice(0, 12)} (${harnessDir}), policy ${s.key.policyVersion}, temperature ${sampling.temperature}, seed ${seed}`);
+      console.log(`terminations: ${Object.entries(s.terminations).map(([t, n]) => `${t} ${n}`).join(', ')}; mean model calls ${s.meanTurns.toFixed(2)}`);
+      console.log(result.cacheHit ? 'cache hit: answered from the run store, 0 new rollouts' : `${result.newRollouts} new rollouts in ${(s.wallMs / 1000).toFixed(1)} s`);
+      console.log(`per-task results: ${join(new ResultStore(project.storeDir).dirFor(s.keyHash), 'tasks.json')}`);
+      console.log(`trajectories:     ${result.trajectoriesFile}`);
     }
-  },
-};
+    return 0;
+  } finally {
+    await runtime.close();
+    await backend.close();
+    await domain.close();
+  }
+}

@@ -5,7 +5,10 @@ import { InputError, WhaleError } from '../core/errors.js';
 import { HarnessArchive } from '../archive/harnessArchive.js';
 import { resourcesDir } from '../domains/common.js';
 import { listDomains, loadDomain } from '../domains/index.js';
-import type { CommandSpec } from './main.js';
+import type { Values } from './command.js';
+import { TEMPLATES } from './commands.js';
+
+type Template = (typeof TEMPLATES)[number];
 
 /**
  * The project template: sized so a whole WHALE run (2 cycles) finishes in minutes on a 2-core CPU
@@ -35,8 +38,6 @@ export function templateConfig(name: string, domain: string, template: Template 
   return config;
 }
 
-export const TEMPLATES = ['standard', 'tiny'] as const;
-export type Template = (typeof TEMPLATES)[number];
 
 /** 'tiny': a phase in a minute or two on a busy CPU — for a first look and for integration tests. */
 const TINY = {
@@ -59,25 +60,20 @@ export async function finishProject(dir: string, h0: string): Promise<void> {
   if (!existsSync(join(dir, '.gitignore'))) writeFileSync(join(dir, '.gitignore'), '.whale/\n');
 }
 
-export const initCommand: CommandSpec = {
-  summary: 'scaffold a WHALE project: whale.config.json, the domain\'s h0 harness, .gitignore',
-  usage: `whale init [DIR] [--domain kbqa|ramble|searchqa|math|chess] [--template ${TEMPLATES.join('|')}] [--name NAME] [--force]`,
-  options: { domain: { type: 'string' }, name: { type: 'string' }, force: { type: 'boolean' }, template: { type: 'string' } },
-  async run(values, positionals) {
-    const dir = resolve(positionals[0] ?? '.');
-    const domainId = typeof values.domain === 'string' ? values.domain : 'kbqa';
-    const domain = await loadDomain(domainId);
-    const template = (typeof values.template === 'string' ? values.template : 'standard') as Template;
-    if (!TEMPLATES.includes(template)) throw new InputError({ file: '(command line)', field: '--template' }, `must be one of ${TEMPLATES.join(', ')}`);
-    const configFile = join(dir, 'whale.config.json');
-    if (existsSync(configFile) && !values.force) throw new WhaleError(`${configFile} exists; pass --force to overwrite`);
-    mkdirSync(dir, { recursive: true });
-    const h0 = join(dir, 'harnesses', 'h0');
-    cpSync(domain.h0Dir, h0, { recursive: true, force: true });
-    writeFileSync(configFile, JSON.stringify(templateConfig(typeof values.name === 'string' ? values.name : `${domainId}-agent`, domainId, template), null, 2) + '\n');
-    await finishProject(dir, h0);
-    console.log(`created ${configFile} and ${h0} (domain ${domainId}: ${listDomains().find((d) => d.id === domainId)?.title ?? ''})`);
-    console.log('next: `whale step` runs one phase, `whale run` the whole schedule, `whale status` shows where it is');
-    return 0;
-  },
-};
+export async function run(values: Values, positionals: string[]): Promise<number> {
+  const dir = resolve(positionals[0] ?? '.');
+  const domainId = typeof values.domain === 'string' ? values.domain : 'kbqa';
+  const domain = await loadDomain(domainId);
+  const template = (typeof values.template === 'string' ? values.template : 'standard') as Template;
+  if (!TEMPLATES.includes(template)) throw new InputError({ file: '(command line)', field: '--template' }, `must be one of ${TEMPLATES.join(', ')}`);
+  const configFile = join(dir, 'whale.config.json');
+  if (existsSync(configFile) && !values.force) throw new WhaleError(`${configFile} exists; pass --force to overwrite`);
+  mkdirSync(dir, { recursive: true });
+  const h0 = join(dir, 'harnesses', 'h0');
+  cpSync(domain.h0Dir, h0, { recursive: true, force: true });
+  writeFileSync(configFile, JSON.stringify(templateConfig(typeof values.name === 'string' ? values.name : `${domainId}-agent`, domainId, template), null, 2) + '\n');
+  await finishProject(dir, h0);
+  console.log(`created ${configFile} and ${h0} (domain ${domainId}: ${listDomains().find((d) => d.id === domainId)?.title ?? ''})`);
+  console.log('next: `whale step` runs one phase, `whale run` the whole schedule, `whale status` shows where it is');
+  return 0;
+}

@@ -1,92 +1,110 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { parseArgs } from 'node:util';
 import { WhaleError, InputError } from '../core/errors.js';
-import { evalCommand } from './evalCommand.js';
-import { initCommand } from './initCommand.js';
-import { serveCommand } from './serveCommand.js';
-import { domainsCommand } from './domainsCommand.js';
-import { domainCommand } from './domainCommand.js';
-import { runCommand, statusCommand, stepCommand, stopCommand } from './runCommands.js';
-import { reportCommand } from './reportCommand.js';
-import { candidateCommand } from './candidateCommand.js';
-import { annotateCommand } from './annotateCommand.js';
-import { backendCommand } from './backendCommand.js';
-import { retrieverCommand } from './retrieverCommand.js';
-import { sandboxCommand } from './sandboxCommand.js';
-import { dataCommand } from './dataCommand.js';
+import { installEnvProxy } from '../core/proxy.js';
+import { parseArgsOptions, type CommandSpec, type OptionSpec } from './command.js';
+import { COMMANDS } from './commands.js';
+import { whaleVersion } from './version.js';
 
-export interface CommandSpec {
-  summary: string;
-  usage: string;
-  options: NonNullable<ParseArgsConfig['options']>;
-  run(values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<number>;
-}
+export type { CommandSpec } from './command.js';
 
-const COMMANDS: Record<string, CommandSpec> = {
-  init: initCommand,
-  run: runCommand,
-  step: stepCommand,
-  stop: stopCommand,
-  status: statusCommand,
-  report: reportCommand,
-  eval: evalCommand,
-  serve: serveCommand,
-  domains: domainsCommand,
-  domain: domainCommand,
-  candidate: candidateCommand,
-  annotate: annotateCommand,
-  backend: backendCommand,
-  retriever: retrieverCommand,
-  sandbox: sandboxCommand,
-  data: dataCommand,
+/** Exit codes, as the README's CLI section documents them. */
+export const EXIT = { ok: 0, failed: 1, badInput: 2 } as const;
+
+const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
+  help: { type: 'boolean', short: 'h', help: 'show help (also: whale <command> --help)' },
+  version: { type: 'boolean', short: 'V', help: 'print the version and exit' },
 };
 
-function help(): string {
-  const lines = ['whale — Weight-Harness Alternating LEarning', '', 'Commands:'];
-  for (const [name, c] of Object.entries(COMMANDS)) lines.push(`  ${name.padEnd(9)} ${c.summary}`);
-  lines.push('', 'Run `whale <command> --help` for its options.');
-  return lines.join('\n');
+function optionLines(options: Record<string, OptionSpec>): string[] {
+  const rows = Object.entries(options).map(([k, o]) => {
+    const name = `${o.short ? `-${o.short}, ` : '    '}--${k}${o.type === 'string' ? ` <${o.arg ?? 'VALUE'}>` : ''}`;
+    const choices = o.choices ? ` (${o.choices.join('|')})` : '';
+    const dflt = o.default ? ` [default: ${o.default}]` : '';
+    return [name, `${o.help}${choices}${dflt}`];
+  });
+  const width = Math.max(0, ...rows.map(([n]) => n.length));
+  return rows.map(([n, d]) => `  ${n.padEnd(width)}  ${d}`);
 }
 
-function commandHelp(name: string, c: CommandSpec): string {
-  const opts = Object.entries(c.options).map(([k, o]) => `  --${k}${o.type === 'string' ? ' <value>' : ''}`);
-  return [`whale ${name}: ${c.summary}`, '', `Usage: ${c.usage}`, '', 'Options:', ...opts].join('\n');
+function usageLine(name: string, c: CommandSpec): string {
+  const opts = Object.entries(c.options).map(([k, o]) => `[--${k}${o.type === 'string' ? ` ${o.arg ?? 'VALUE'}` : ''}]`);
+  return ['whale', name, ...(c.args ? [c.args] : []), ...opts, '[-h]'].join(' ');
+}
+
+function help(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
+  return [
+    'whale — Weight-Harness Alternating LEarning',
+    '',
+    'Usage: whale [--version] [--help] <command> [options]',
+    '',
+    'Commands:',
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Options:',
+    ...optionLines(GLOBAL_OPTIONS),
+    '',
+    'Run `whale <command> --help` for its options. Exit codes: 0 done, 1 failed, 2 bad usage or input, 130 interrupted.',
+  ].join('\n');
+}
+
+export function commandHelp(name: string, c: CommandSpec): string {
+  return [
+    `whale ${name}: ${c.summary}`,
+    '',
+    `Usage: ${usageLine(name, c)}`,
+    ...(c.forms ?? []).map((f) => `       ${f}`),
+    '',
+    'Options:',
+    ...optionLines({ ...c.options, help: { type: 'boolean', short: 'h', help: 'show this help' } }),
+  ].join('\n');
 }
 
 /** Entry point of the CLI; returns the exit code (0 ok, 1 failure, 2 bad usage or input). */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-V' || name === 'version') {
+    console.log(whaleVersion());
+    return EXIT.ok;
+  }
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     console.log(help());
-    return 0;
+    return EXIT.ok;
   }
-  const cmd = COMMANDS[name];
+  const cmd = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!cmd) {
     console.error(`whale: unknown command '${name}'\n\n${help()}`);
-    return 2;
+    return EXIT.badInput;
   }
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, options: { ...cmd.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: rest, options: { ...parseArgsOptions(cmd.options), help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
   } catch (e) {
     console.error(`whale ${name}: ${(e as Error).message}\n\n${commandHelp(name, cmd)}`);
-    return 2;
+    return EXIT.badInput;
   }
   if (parsed.values.help) {
     console.log(commandHelp(name, cmd));
-    return 0;
+    return EXIT.ok;
   }
   try {
-    return await cmd.run(parsed.values as Record<string, string | boolean | undefined>, parsed.positionals);
+    for (const [k, o] of Object.entries(cmd.options)) {
+      const v = (parsed.values as Record<string, unknown>)[k];
+      if (o.choices && typeof v === 'string' && !o.choices.includes(v)) throw new InputError({ file: '(command line)', field: `--${k}` }, `must be one of ${o.choices.join(', ')}, got '${v}'`);
+    }
+    await installEnvProxy();
+    const run = await cmd.load();
+    return await run(parsed.values as Record<string, string | boolean | undefined>, parsed.positionals);
   } catch (e) {
-    if (e instanceof InputError) {
+    if (e instanceof InputError || (e instanceof WhaleError && e.code === 'unknown_domain')) {
       console.error(`whale ${name}: invalid input\n${e.message}`);
-      return 2;
+      return EXIT.badInput;
     }
     if (e instanceof WhaleError) {
       console.error(`whale ${name}: ${e.message}`);
-      return 1;
+      return EXIT.failed;
     }
     console.error(`whale ${name}: internal error\n${(e as Error).stack ?? String(e)}`);
-    return 1;
+    return EXIT.failed;
   }
 }

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { WhaleConfigSchema, loadConfig, type WhaleConfig } from '../core/config.js';
 import { InputError } from '../core/errors.js';
 
@@ -11,24 +11,55 @@ export interface Project {
   storeDir: string;
 }
 
+const CONFIG_NAME = 'whale.config.json';
+const cli = (field: string, message: string) => new InputError({ file: '(command line)', field }, message);
+
 /**
- * The project a command works on: `--config FILE`, else ./whale.config.json when present, else
- * one built from flags (which must then name at least the domain).
+ * The config file a command works on, as git and dvc find theirs: `--config FILE`, else
+ * $WHALE_CONFIG, else the nearest whale.config.json in the working folder or one above it.
+ */
+export function findConfig(values: Record<string, string | boolean | undefined>, cwd = process.cwd()): string | undefined {
+  const named = typeof values.config === 'string' ? { file: resolve(cwd, values.config), where: '--config' } : process.env.WHALE_CONFIG ? { file: resolve(cwd, process.env.WHALE_CONFIG), where: 'WHALE_CONFIG' } : undefined;
+  if (named) {
+    if (!existsSync(named.file)) throw cli(named.where, `no such config file: ${named.file}`);
+    return named.file;
+  }
+  for (let dir = resolve(cwd); ; ) {
+    const file = join(dir, CONFIG_NAME);
+    if (existsSync(file)) return file;
+    const up = dirname(dir);
+    if (up === dir) return undefined;
+    dir = up;
+  }
+}
+
+const NO_PROJECT = `not in a WHALE project: no ${CONFIG_NAME} here or in any folder above (create one with \`whale init\`, or pass --config FILE`;
+
+/**
+ * The project a command works on: the config `findConfig` finds, else one built from flags (which
+ * must then name at least the domain).
  */
 export function resolveProject(values: Record<string, string | boolean | undefined>, defaults: { domain?: string; harness?: (domain: string) => string } = {}): Project {
-  const explicit = typeof values.config === 'string' ? resolve(values.config) : undefined;
-  const implicit = resolve('whale.config.json');
-  const configFile = explicit ?? (existsSync(implicit) ? implicit : undefined);
+  const configFile = findConfig(values);
   if (configFile) {
     const config = loadConfig(configFile);
     const root = dirname(configFile);
-    return { configFile, root, config: { ...config, harness: resolve(root, config.harness) }, storeDir: resolve(root, config.store) };
+    if (typeof values.domain === 'string' && values.domain !== config.domain.id) throw cli('--domain', `'${values.domain}' conflicts with ${configFile} (domain '${config.domain.id}'): drop --domain, or run outside the project`);
+    return { configFile, root, config: { ...config, harness: resolve(root, config.harness) }, storeDir: resolve(root, typeof values.store === 'string' && values.store ? values.store : config.store) };
   }
   const domain = typeof values.domain === 'string' ? values.domain : defaults.domain;
-  if (!domain) throw new InputError({ file: '(command line)', field: '--domain' }, 'no whale.config.json here: name a domain with --domain (see `whale domains`)');
+  if (!domain) throw cli('--domain', `${NO_PROJECT}, or name a domain with --domain: see \`whale domains\`)`);
   const harness = typeof values.harness === 'string' ? resolve(values.harness) : defaults.harness?.(domain);
   const config = WhaleConfigSchema.parse({ name: 'cli', domain: { id: domain }, harness: harness ?? '.' });
   return { root: process.cwd(), config, storeDir: resolve(typeof values.store === 'string' ? values.store : '.whale') };
+}
+
+/** The run store of a command that reads or steers runs: `--store DIR`, else the found project's store. */
+export function resolveStoreDir(values: Record<string, string | boolean | undefined>): string {
+  if (typeof values.store === 'string' && values.store) return resolve(values.store);
+  const configFile = findConfig(values);
+  if (!configFile) throw cli('--config', `${NO_PROJECT}, or name a run store with --store DIR)`);
+  return resolve(dirname(configFile), loadConfig(configFile).store);
 }
 
 export function intFlag(values: Record<string, string | boolean | undefined>, name: string): number | undefined {

@@ -1,15 +1,14 @@
 import { RunStore } from '../archive/runStore.js';
+import { chosenWhere } from '../core/phaseLabels.js';
 import { METHODS, type Method } from '../core/config.js';
 import { InputError, WhaleError } from '../core/errors.js';
 import { domainH0Dir } from '../domains/index.js';
 import { Engine, type EngineProject, type StepOutcome } from '../engine/engine.js';
 import { foldRun } from '../engine/runState.js';
 import { Journal } from '../engine/journal.js';
-import type { CommandSpec } from './main.js';
+import type { Values } from './command.js';
 import { Progress } from './progress.js';
-import { intFlag, resolveProject } from './project.js';
-
-type Values = Record<string, string | boolean | undefined>;
+import { intFlag, resolveProject, resolveStoreDir } from './project.js';
 
 function engineProject(values: Values): EngineProject {
   const p = resolveProject(values, { harness: domainH0Dir });
@@ -46,25 +45,21 @@ function terminalHooks() {
   };
 }
 
+/** The outcome on stdout: text, or with --json one object {runId, reason, phasesRun, state}. */
+function report(values: Values, o: StepOutcome, runId: string): void {
+  if (values.json) console.log(JSON.stringify({ runId, reason: o.reason, phasesRun: o.phasesRun, state: o.state }, null, 2));
+  else summarise(o, runId);
+}
+
 function summarise(o: StepOutcome, runId: string): void {
   const s = o.state;
   const l = s.ledger;
   console.log(`run ${runId}: ${o.reason}`);
   console.log(`  policy ${s.version}, harness ${s.harness.slice(0, 12)}, phases completed ${s.nextPhase}`);
-  if (s.best) console.log(`  best pair on validation: ${(100 * s.best.mean).toFixed(1)}% ± ${(100 * s.best.se).toFixed(1)} (after phase ${s.best.phase})`);
+  if (s.best) console.log(`  best pair on validation: ${(100 * s.best.mean).toFixed(1)}% ± ${(100 * s.best.se).toFixed(1)} (${chosenWhere(s.best.phase)})`);
   if (s.test) console.log(`  sealed test of the best pair: mean@${s.test.k} ${(100 * s.test.mean).toFixed(1)}% ± ${(100 * s.test.se).toFixed(1)}`);
   console.log(`  ledger: training ${l.trainingRollouts}, search ${l.searchRollouts}, evaluation ${l.evalRollouts} rollouts; proposer $${l.proposerDollars.toFixed(2)}; wall ${(l.wallMs / 1000).toFixed(0)} s`);
 }
-
-const projectOptions = {
-  config: { type: 'string' },
-  domain: { type: 'string' },
-  harness: { type: 'string' },
-  store: { type: 'string' },
-  method: { type: 'string' },
-  seed: { type: 'string' },
-  'budget-rollouts': { type: 'string' },
-} as const;
 
 async function openOrCreate(values: Values, hooks: ReturnType<typeof terminalHooks>): Promise<Engine> {
   const project = engineProject(values);
@@ -79,81 +74,62 @@ async function openOrCreate(values: Values, hooks: ReturnType<typeof terminalHoo
   return Engine.create(project, hooks);
 }
 
-export const runCommand: CommandSpec = {
-  summary: 'run WHALE (or a baseline: --method) to the end of its schedule or budget; --resume continues the current run',
-  usage: 'whale run [--config whale.config.json] [--method whale|adaptive|stagewise|weight-only|harness-only|fst] [--seed N] [--budget-rollouts N] [--resume | --run ID]',
-  options: { ...projectOptions, resume: { type: 'boolean' }, run: { type: 'string' } },
-  async run(values) {
-    const hooks = terminalHooks();
-    const engine = await openOrCreate(values, hooks);
-    try {
-      console.error(`whale run: ${engine.runId}`);
-      summarise(await engine.run(), engine.runId);
-      return 0;
-    } finally {
-      await engine.close();
-    }
-  },
-};
-
-export const stepCommand: CommandSpec = {
-  summary: 'run exactly one phase of the current run (starting a run when there is none)',
-  usage: 'whale step [--config whale.config.json] [--run ID] [--new]',
-  options: { ...projectOptions, run: { type: 'string' }, new: { type: 'boolean' } },
-  async run(values) {
-    const hooks = terminalHooks();
-    const project = engineProject(values);
-    const current = new RunStore(project.storeDir).current();
-    const engine = values.new || (!current && typeof values.run !== 'string') ? await Engine.create(project, hooks) : await Engine.open(project, typeof values.run === 'string' ? values.run : current!, hooks);
-    try {
-      summarise(await engine.run({ maxPhases: 1 }), engine.runId);
-      return 0;
-    } finally {
-      await engine.close();
-    }
-  },
-};
-
-export const stopCommand: CommandSpec = {
-  summary: 'ask a running engine to stop at its next safe point',
-  usage: 'whale stop [--run ID]',
-  options: { config: { type: 'string' }, store: { type: 'string' }, run: { type: 'string' } },
-  async run(values) {
-    const p = resolveProject({ ...values, domain: values.domain ?? 'kbqa' });
-    const runs = new RunStore(p.storeDir);
-    const id = typeof values.run === 'string' ? values.run : runs.current();
-    if (!id) throw new WhaleError('no run to stop');
-    runs.requestStop(id);
-    console.log(`asked run ${id} to stop at its next safe point`);
+export async function runRun(values: Values): Promise<number> {
+  const hooks = terminalHooks();
+  const engine = await openOrCreate(values, hooks);
+  try {
+    console.error(`whale run: ${engine.runId}`);
+    report(values, await engine.run(), engine.runId);
     return 0;
-  },
-};
+  } finally {
+    await engine.close();
+  }
+}
 
-export const statusCommand: CommandSpec = {
-  summary: 'state of the current run (or --run ID, or --all): phase, policy, harness, best pair, ledger',
-  usage: 'whale status [--run ID] [--all] [--json]',
-  options: { config: { type: 'string' }, store: { type: 'string' }, run: { type: 'string' }, all: { type: 'boolean' }, json: { type: 'boolean' } },
-  async run(values) {
-    const p = resolveProject({ ...values, domain: values.domain ?? 'kbqa' });
-    const runs = new RunStore(p.storeDir);
-    const ids = values.all ? runs.list().map((r) => r.id) : [typeof values.run === 'string' ? values.run : runs.current()].filter((x): x is string => !!x);
-    if (ids.length === 0) {
-      console.log(`no runs in ${runs.runsDir()}`);
-      return 0;
-    }
-    const states = ids.map((id) => {
-      const entries = Journal.read(runs.journalFile(id));
-      return entries.some((e) => e.type === 'run_started') ? foldRun(entries) : undefined;
-    });
-    if (values.json) {
-      console.log(JSON.stringify(states, null, 2));
-      return 0;
-    }
-    ids.forEach((id, i) => {
-      const s = states[i];
-      if (!s) return console.log(`${id}: not started`);
-      summarise({ state: s, phasesRun: 0, reason: s.finished ? s.finished.reason : runs.stopRequested(id) ? 'stop requested' : 'in progress or resumable' }, id);
-    });
+export async function runStep(values: Values): Promise<number> {
+  const hooks = terminalHooks();
+  const project = engineProject(values);
+  const current = new RunStore(project.storeDir).current();
+  const engine = values.new || (!current && typeof values.run !== 'string') ? await Engine.create(project, hooks) : await Engine.open(project, typeof values.run === 'string' ? values.run : current!, hooks);
+  try {
+    report(values, await engine.run({ maxPhases: 1 }), engine.runId);
     return 0;
-  },
-};
+  } finally {
+    await engine.close();
+  }
+}
+
+export async function runStop(values: Values): Promise<number> {
+  const runs = new RunStore(resolveStoreDir(values));
+  const id = typeof values.run === 'string' ? values.run : runs.current();
+  if (!id) throw new WhaleError(`no run to stop in ${runs.runsDir()}`);
+  runs.requestStop(id);
+  if (values.json) console.log(JSON.stringify({ runId: id, stopRequested: true }));
+  else console.log(`asked run ${id} to stop at its next safe point`);
+  return 0;
+}
+
+export async function runStatus(values: Values): Promise<number> {
+  const runs = new RunStore(resolveStoreDir(values));
+  const ids = values.all ? runs.list().map((r) => r.id) : [typeof values.run === 'string' ? values.run : runs.current()].filter((x): x is string => !!x);
+  if (ids.length === 0) {
+    if (values.json) console.log('[]');
+    else console.log(`no runs in ${runs.runsDir()}`);
+    return 0;
+  }
+  const states = ids.map((id) => {
+    const entries = Journal.read(runs.journalFile(id));
+    return entries.some((e) => e.type === 'run_started') ? foldRun(entries) : undefined;
+  });
+  const reason = (id: string, s: (typeof states)[number]) => (!s ? 'not started' : s.finished ? s.finished.reason : runs.stopRequested(id) ? 'stop requested' : 'in progress or resumable');
+  if (values.json) {
+    console.log(JSON.stringify(ids.map((id, i) => ({ runId: id, reason: reason(id, states[i]), state: states[i] ?? null })), null, 2));
+    return 0;
+  }
+  ids.forEach((id, i) => {
+    const s = states[i];
+    if (!s) return console.log(`${id}: not started`);
+    summarise({ state: s, phasesRun: 0, reason: reason(id, s) }, id);
+  });
+  return 0;
+}

@@ -1,4 +1,5 @@
 import { existsSync, rmSync } from 'node:fs';
+import { validationLabel } from '../core/phaseLabels.js';
 import { join } from 'node:path';
 import { HarnessArchive } from '../archive/harnessArchive.js';
 import { ResultStore } from '../archive/resultStore.js';
@@ -202,10 +203,10 @@ export class Engine {
       runId: ctx.runId,
       phase: String(phase),
       signal: ctx.signal,
-      onProgress: (d, t) => ctx.progress(`validation after phase ${phase}`, d, t),
+      onProgress: (d, t) => ctx.progress(validationLabel(phase), d, t),
     });
     ctx.journal.append('validation', { phase, version: ctx.backend.currentVersion(), harness: s.harness, mean: r.summary.meanAtK, se: r.summary.standardError, k: r.summary.k, keyHash: r.summary.keyHash, newRollouts: r.newRollouts, spent: [{ key: r.summary.keyHash, rollouts: r.summary.rollouts, paid: r.runRollouts }] });
-    ctx.log(`validation after phase ${phase}: mean@${r.summary.k} ${(100 * r.summary.meanAtK).toFixed(1)}% ± ${(100 * r.summary.standardError).toFixed(1)}`);
+    ctx.log(`${validationLabel(phase)}: mean@${r.summary.k} ${(100 * r.summary.meanAtK).toFixed(1)}% ± ${(100 * r.summary.standardError).toFixed(1)}`);
   }
 
   /**

@@ -21,8 +21,9 @@ export class ArchiveTreeProvider implements vscode.TreeDataProvider<ArchiveItem>
     private readonly monitor: StoreMonitor,
     private readonly log: vscode.LogOutputChannel,
   ) {
-    monitor.onDidChange(() => this.reload());
-    this.reload();
+    // reload() reports its own failures to the log and never rejects.
+    monitor.onDidChange(() => void this.reload());
+    void this.reload();
   }
 
   current(): ArchiveModel {
@@ -52,7 +53,7 @@ export class ArchiveTreeProvider implements vscode.TreeDataProvider<ArchiveItem>
         this.emitter.fire(undefined);
         if (this.again) {
           this.again = false;
-          this.reload();
+          void this.reload();
         }
       }
     })();

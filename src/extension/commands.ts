@@ -83,7 +83,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       token.onCancellationRequested(() => {
         progress.report({ message: 'stopping at the next safe point…' });
         stopRuns();
-        proc.stop(STOP_GRACE_MS);
+        proc.stop(STOP_GRACE_MS).catch((e: Error) => log.warn(`engine: stopping failed: ${e.message}`));
       });
       try {
         const r = await proc.exited;

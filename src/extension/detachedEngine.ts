@@ -63,7 +63,8 @@ export class DetachedProcess {
       child.on('exit', (code, signal) => resolve({ code, signal }));
     });
     this.timer = setInterval(() => this.pump(), opts.pollMs ?? 500);
-    this.exited.then(() => {
+    // `exited` never rejects: a spawn error resolves it too.
+    void this.exited.then(() => {
       clearInterval(this.timer);
       this.pump();
       if (this.rest.trim()) opts.onLine?.(this.rest.trim());

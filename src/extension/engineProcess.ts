@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { DetachedProcess, killGroup, splitLines } from './detachedEngine.js';
+import { editorProxyEnv } from './model/proxyEnv.js';
 import { delimiter, join } from 'node:path';
 
 export interface EngineRun {
@@ -27,6 +28,12 @@ export function nodeCommand(): { command: string; env: Record<string, string> } 
   return { command: process.execPath, env: process.versions.electron ? { ELECTRON_RUN_AS_NODE: '1' } : {} };
 }
 
+/** VS Code's `http.proxy` / `http.noProxy`, so the engine's backend and proxy calls use the editor's proxy. */
+export function proxyEnv(): Record<string, string> {
+  const http = vscode.workspace.getConfiguration('http');
+  return editorProxyEnv({ proxy: http.get<string>('proxy'), noProxy: http.get<string[]>('noProxy') });
+}
+
 function cliPath(extensionPath: string): string {
   return join(extensionPath, 'bin', 'whale.js');
 }
@@ -39,7 +46,7 @@ export function runEngine(extensionPath: string, args: string[], cwd: string, lo
   const node = nodeCommand();
   log.info(`engine: whale ${args.join(' ')} (cwd ${cwd})`);
   return new Promise((resolve, reject) => {
-    const child = spawn(node.command, [cliPath(extensionPath), ...args], { cwd, env: { ...process.env, ...node.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32' });
+    const child = spawn(node.command, [cliPath(extensionPath), ...args], { cwd, env: { ...process.env, ...proxyEnv(), ...node.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32' });
     let stdout = '';
     let stderr = '';
     let buf = '';
@@ -92,7 +99,7 @@ export class PhaseProcess extends DetachedProcess {
     opts.log.info(`engine: ${node.command} whale ${args.join(' ')} (cwd ${opts.cwd}; output ${logFile}; keys passed: ${Object.keys(opts.env).join(', ') || 'none'})`);
     super(node.command, [cliPath(opts.extensionPath), ...args], {
       cwd: opts.cwd,
-      env: { ...process.env, ...node.env, ...opts.env },
+      env: { ...process.env, ...proxyEnv(), ...node.env, ...opts.env },
       logFile,
       onLine: (l) => {
         opts.log.info(`engine: ${l}`);

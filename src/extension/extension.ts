@@ -1,6 +1,9 @@
 // The extension is a client of the engine: long work runs in a `whale` CLI child process, never in
 // the extension host (DESIGN.md). Activation is a list of `registerX(context, deps)` calls.
 import * as vscode from 'vscode';
+import { registerTerminalCli } from './terminalCli.js';
+import { registerTaskProvider } from './tasks.js';
+import { currentProject } from './workspaceProject.js';
 import { registerArchiveFs } from './archiveFs.js';
 import { registerArchiveView, type ArchiveTreeProvider } from './archiveView.js';
 import { registerCommands } from './commands.js';
@@ -39,9 +42,14 @@ export function activate(context: vscode.ExtensionContext): WhaleApi {
       monitor.reset();
       health.configChanged();
     } });
-  registerCommands(context, { log, monitor, archive, statusBar, keys: new ApiKeys(context.secrets) });
+  const keys = new ApiKeys(context.secrets);
+  registerCommands(context, { log, monitor, archive, statusBar, keys });
+  registerTaskProvider(context, { keys, log });
   registerTrajectoryFeatures(context, { log });
   registerBackendCommands(context, log, health);
+  registerTerminalCli(context, log);
+  const others = currentProject()?.others ?? [];
+  if (others.length > 0) log.warn(`workspace: several WHALE projects; using ${currentProject()?.configFile}, not ${others.join(', ')} (open one as the first workspace folder to use it)`);
 
   monitor.onEngineDied((run) => {
     vscode.window.showWarningMessage(`WHALE: the engine running ${run.id} died during phase ${run.current?.index}. ${run.detail ?? ''}`, 'Resume Run', 'Open Log').then((c) => {

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { chosenWhere } from '../core/phaseLabels.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeLedger, describePhase, describeRun, type CycleNode, type PhaseNode, type ProposerSessionNode, type RunNode } from './model/runsModel.js';
@@ -33,7 +34,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
       if (item.run.detail) info.push({ kind: 'info', label: item.run.status, detail: item.run.detail });
       if (item.run.backend) info.push({ kind: 'info', label: 'backend', detail: backendRowDetail(item.run.backend, this.health?.view()) });
       if (s) info.push({ kind: 'info', label: 'ledger', detail: describeLedger(s.ledger) });
-      if (s?.best) info.push({ kind: 'info', label: 'best pair', detail: `val ${pct(s.best.mean)} ± ${(100 * s.best.se).toFixed(1)} (policy ${s.best.version}, harness ${s.best.harness.slice(0, 8)}, after phase ${s.best.phase})` });
+      if (s?.best) info.push({ kind: 'info', label: 'best pair', detail: `val ${pct(s.best.mean)} ± ${(100 * s.best.se).toFixed(1)} (policy ${s.best.version}, harness ${s.best.harness.slice(0, 8)}, ${chosenWhere(s.best.phase)})` });
       if (s?.test) info.push({ kind: 'info', label: 'sealed test', detail: `mean@${s.test.k} ${pct(s.test.mean)} ± ${(100 * s.test.se).toFixed(1)}` });
       return [...info, ...item.run.cycles.map((cycle) => ({ kind: 'cycle' as const, run: item.run, cycle }))];
     }

@@ -1,8 +1,9 @@
 import * as vscode from 'vscode';
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { CONFIG_FILE, locateProject } from './model/projectLocator.js';
 
-export const CONFIG_FILE = 'whale.config.json';
+export { CONFIG_FILE };
 
 /** Where the project of the open workspace lives: its folder, config file and run store. */
 export interface WhaleProject {
@@ -10,17 +11,32 @@ export interface WhaleProject {
   configFile: string;
   hasConfig: boolean;
   storeDir: string;
+  /** Other projects found in the workspace, not used (the first wins). */
+  others?: string[];
+}
+
+let located: { key: string; at: number; configFile?: string; others: string[] } | undefined;
+
+/** The search of the workspace folders, redone at most every 2 s (the store monitor asks on every tick). */
+function locate(roots: string[]): { configFile?: string; others: string[] } {
+  const key = roots.join('\0');
+  const fresh = located && located.key === key && Date.now() - located.at < 2000 && (!located.configFile || existsSync(located.configFile));
+  if (!fresh) located = { key, at: Date.now(), ...locateProject(roots) };
+  return located!;
 }
 
 /**
- * The project of the first workspace folder. The store folder is read from the config without
- * validating it, so runs stay browsable while the config has errors (they go to the Problems panel).
+ * The project of the workspace: the first folder's whale.config.json, else the first found in a
+ * subfolder of any workspace folder (projectLocator.ts); without one, the first folder, where New
+ * Project creates it. The store folder is read from the config without validating it, so runs stay
+ * browsable while the config has errors (they go to the Problems panel).
  */
 export function currentProject(): WhaleProject | undefined {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  if (!folder || folder.uri.scheme !== 'file') return undefined;
-  const root = folder.uri.fsPath;
-  const configFile = join(root, CONFIG_FILE);
+  const roots = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+  if (roots.length === 0) return undefined;
+  const found = locate(roots);
+  const configFile = found.configFile ?? join(roots[0], CONFIG_FILE);
+  const root = dirname(configFile);
   let store = '.whale';
   const hasConfig = existsSync(configFile);
   if (hasConfig) {
@@ -31,7 +47,7 @@ export function currentProject(): WhaleProject | undefined {
       // invalid JSON: reported by the diagnostics; the default store is browsed meanwhile
     }
   }
-  return { root, configFile, hasConfig, storeDir: resolve(root, store) };
+  return { root, configFile, hasConfig, storeDir: resolve(root, store), others: found.others };
 }
 
 export function requireProject(): WhaleProject {

@@ -441,7 +441,12 @@ export class KnobProposer implements Proposer {
     const tasks = view.taskResults(s.keyHash);
     const terms: Record<string, number> = {};
     let total = 0;
-    for (const t of tasks) for (const [k, n] of Object.entries(t.terminations)) ((terms[k] = (terms[k] ?? 0) + n), (total += n));
+    for (const t of tasks) {
+      for (const [k, n] of Object.entries(t.terminations)) {
+        terms[k] = (terms[k] ?? 0) + n;
+        total += n;
+      }
+    }
     const parts = [`parent ${s.mean.toFixed(3)} ± ${s.se.toFixed(3)}, ${s.meanTurns.toFixed(1)} turns`];
     const worst = Object.entries(terms)
       .filter(([k]) => k !== 'answered')

@@ -2,6 +2,7 @@
 // failing tasks → failing rollouts, each level computed when expanded (archive/failingTrajectories.ts
 // is the model; this is only the provider). A click on a rollout opens its transcript.
 import * as vscode from 'vscode';
+import { validationLabel } from '../../core/phaseLabels.js';
 import { failingCandidates, failingRollouts, failingTasks, type FailingCandidate, type FailingRollout, type FailingTask } from '../../archive/failingTrajectories.js';
 import { ResultStore } from '../../archive/resultStore.js';
 import { RunStore } from '../../archive/runStore.js';
@@ -62,7 +63,7 @@ export class FailingTrajectoriesProvider implements vscode.TreeDataProvider<Node
     switch (node.kind) {
       case 'candidate': {
         const item = new vscode.TreeItem(node.c.treeHash.slice(0, 10), vscode.TreeItemCollapsibleState.Collapsed);
-        const where = node.c.source === 'search' ? `phase ${node.c.phase} round ${node.c.round ?? 0}` : `validation after phase ${node.c.phase}`;
+        const where = node.c.source === 'search' ? `phase ${node.c.phase} round ${node.c.round ?? 0}` : validationLabel(node.c.phase);
         item.description = `${pct(node.c.mean)} · ${where}`;
         item.tooltip = `candidate ${node.c.treeHash}\npolicy ${node.c.policyVersion}\nevaluation ${node.c.keyHash}`;
         item.iconPath = new vscode.ThemeIcon(node.c.source === 'search' ? 'beaker' : 'checklist');

@@ -1,34 +1,20 @@
 /**
  * A unified line diff for the proposer's `diff` tool (what changed between a candidate and its
- * parent is what a Meta-Harness proposer reads most after traces). LCS by dynamic programming:
- * harness files are a few hundred lines; larger inputs are refused rather than made slow.
+ * parent is what a Meta-Harness proposer reads most after traces). The edit script is Myers' (the
+ * `diff` package, as git's default), on lines; past MAX_EDIT_LENGTH changed lines the tool says so
+ * instead of spending time on a diff nobody reads whole.
  */
+import { diffArrays } from 'diff';
 
-export const MAX_DIFF_LINES = 3000;
+export const MAX_DIFF_LINES = 200_000;
+const MAX_EDIT_LENGTH = 20_000;
 
 type Op = { kind: ' ' | '-' | '+'; line: string };
 
-function ops(a: string[], b: string[]): Op[] {
-  const n = a.length;
-  const m = b.length;
-  // lcs[i][j]: length of the LCS of a[i..] and b[j..], in one flat array.
-  const lcs = new Uint32Array((n + 1) * (m + 1));
-  const at = (i: number, j: number) => i * (m + 1) + j;
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) lcs[at(i, j)] = a[i] === b[j] ? lcs[at(i + 1, j + 1)] + 1 : Math.max(lcs[at(i + 1, j)], lcs[at(i, j + 1)]);
-  const out: Op[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < n && j < m) {
-    if (a[i] === b[j]) {
-      out.push({ kind: ' ', line: a[i] });
-      i++;
-      j++;
-    } else if (lcs[at(i + 1, j)] >= lcs[at(i, j + 1)]) out.push({ kind: '-', line: a[i++] });
-    else out.push({ kind: '+', line: b[j++] });
-  }
-  while (i < n) out.push({ kind: '-', line: a[i++] });
-  while (j < m) out.push({ kind: '+', line: b[j++] });
-  return out;
+function ops(a: string[], b: string[]): Op[] | undefined {
+  const changes = diffArrays(a, b, { maxEditLength: MAX_EDIT_LENGTH });
+  if (!changes) return undefined;
+  return changes.flatMap((c) => c.value.map((line): Op => ({ kind: c.added ? '+' : c.removed ? '-' : ' ', line })));
 }
 
 /** Unified diff hunks (3 lines of context) of two texts (null: the file does not exist), or '' when equal. */
@@ -38,6 +24,7 @@ export function unifiedDiff(before: string | null, after: string | null, name: s
   const b = after === null ? [] : after.split('\n');
   if (a.length > MAX_DIFF_LINES || b.length > MAX_DIFF_LINES) return `--- ${name}\n+++ ${name}\n(too large to diff: ${a.length} and ${b.length} lines; read both versions)`;
   const all = ops(a, b);
+  if (!all) return `--- ${name}\n+++ ${name}\n(more than ${MAX_EDIT_LENGTH} changed lines; read both versions)`;
   const changed = all.map((o, k) => (o.kind !== ' ' ? k : -1)).filter((k) => k >= 0);
   const hunks: string[] = [before === null ? '--- /dev/null' : `--- a/${name}`, after === null ? '+++ /dev/null' : `+++ b/${name}`];
   let k = 0;

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 // The dashboard's webview side: waits for snapshots (core/dashboardContract.ts), draws the
 // best-so-far curves with uPlot and the ledger as a table, and reports what it drew. It keeps no
 // history: each snapshot replaces the last, so memory stays flat however long a run goes.
