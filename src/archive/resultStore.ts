@@ -39,6 +39,8 @@ export interface EvalSummary {
   rollouts: number;
   terminations: Record<string, number>;
   meanTurns: number;
+  /** Rollouts that failed on infrastructure and were run again (not scored, not stored); absent when none. */
+  infraRetried?: number;
   completedAt: string;
   wallMs: number;
 }
@@ -119,7 +121,8 @@ export class ResultStore {
           truncateSync(file, offset);
           break;
         }
-        out.push(parsed);
+        // An infrastructure failure is not a result (older stores kept some): never served or counted.
+        if (parsed.termination !== 'infra_error') out.push(parsed);
       }
       offset = lineEnd;
     }

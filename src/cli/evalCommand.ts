@@ -63,6 +63,7 @@ export const evalCommand: CommandSpec = {
         concurrency,
         limit,
         onProgress: (d, t) => progress.update(d, t),
+        onInfra: (i) => console.error(`infrastructure failure (${i.source}) on ${i.taskId}#${i.sampleIndex}, attempt ${i.attempt}: ${i.message}${i.willRetry ? ' — not scored, retrying' : ''}`),
       });
       const s = result.summary;
       if (values.json) {
@@ -72,6 +73,7 @@ export const evalCommand: CommandSpec = {
         console.log(`${domain.id} ${split} mean@${s.k} = ${pct(s.meanAtK)}% ± ${pct(s.standardError)} (se over ${s.tasks} tasks; ${s.rollouts} rollouts)`);
         console.log(`harness ${s.key.harnessHash.slice(0, 12)} (${harnessDir}), policy ${s.key.policyVersion}, temperature ${sampling.temperature}, seed ${seed}`);
         console.log(`terminations: ${Object.entries(s.terminations).map(([t, n]) => `${t} ${n}`).join(', ')}; mean model calls ${s.meanTurns.toFixed(2)}`);
+        if (s.infraRetried) console.log(`infrastructure failures: ${s.infraRetried} rollout(s) failed on infrastructure and were run again (not scored)`);
         console.log(result.cacheHit ? 'cache hit: answered from the run store, 0 new rollouts' : `${result.newRollouts} new rollouts in ${(s.wallMs / 1000).toFixed(1)} s`);
         console.log(`per-task results: ${join(new ResultStore(project.storeDir).dirFor(s.keyHash), 'tasks.json')}`);
         console.log(`trajectories:     ${result.trajectoriesFile}`);
