@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, truncateSync, openSync, closeSync, fsyncSync, writeSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, truncateSync, openSync, closeSync, fsyncSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendJsonLine, writeJsonAtomic } from '../core/atomic.js';
 import { sha256 } from '../core/treeHash.js';
+import { waitForLock } from './fileLock.js';
 import { TrajectorySchema, type Trajectory } from '../core/trajectory.js';
 
 /**
@@ -135,43 +136,15 @@ export class ResultStore {
   }
 
   /**
-   * Takes the key's lock so that two engines sharing a store (parallel seeds, say) never run the
-   * same evaluation at once: the second waits, then finds it complete (a cache hit) or resumes it.
-   * A lock whose process is gone is taken over. Returns the release function.
+   * Takes the key's lock so that two engines sharing a store (parallel seeds, say, or two containers
+   * on one shared volume) never run the same evaluation at once: the second waits, then finds it
+   * complete (a cache hit) or resumes it. A holder whose heartbeat stopped is taken over (fileLock.ts:
+   * judged by time, not pid). Returns the release function.
    */
   async lock(keyHash: string, signal?: AbortSignal): Promise<() => void> {
-    const file = join(this.dirFor(keyHash), 'lock');
     mkdirSync(this.dirFor(keyHash), { recursive: true });
-    for (;;) {
-      if (!HELD.has(file)) {
-        try {
-          const fd = openSync(file, 'wx');
-          writeSync(fd, String(process.pid));
-          closeSync(fd);
-          HELD.add(file);
-          return () => {
-            HELD.delete(file);
-            rmSync(file, { force: true });
-          };
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-        }
-      }
-      let raw: string;
-      try {
-        raw = readFileSync(file, 'utf8').trim();
-      } catch {
-        continue; // released in between
-      }
-      const holder = raw === '' ? -1 : Number(raw); // empty: its creator is writing its pid right now
-      // A lock left by a dead process, or by this process in an earlier life (not held now), is stale.
-      if (holder !== -1 && !HELD.has(file) && (!Number.isInteger(holder) || holder <= 0 || !alive(holder) || holder === process.pid)) {
-        rmSync(file, { force: true });
-        continue;
-      }
-      if (signal?.aborted) throw new Error('cancelled while waiting for another engine to finish the same evaluation');
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    const held = await waitForLock(join(this.dirFor(keyHash), 'writer.lock'), `evaluation ${keyHash}`, { signal });
+    return () => held.release();
   }
 
   appendTrajectory(keyHash: string, t: Trajectory): void {
@@ -185,17 +158,5 @@ export class ResultStore {
     closeSync(fd);
     writeJsonAtomic(join(dir, 'tasks.json'), tasks);
     writeJsonAtomic(join(dir, 'summary.json'), summary);
-  }
-}
-
-/** Lock files this process holds (so concurrent evaluations inside one process wait too). */
-const HELD = new Set<string>();
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -1,5 +1,6 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { acquireLock, type HeldLock } from '../archive/fileLock.js';
 import { HarnessArchive } from '../archive/harnessArchive.js';
 import { ResultStore } from '../archive/resultStore.js';
 import { RunStore, newRunId } from '../archive/runStore.js';
@@ -49,6 +50,9 @@ export interface StepOutcome {
  * in the journal or the result store before it moves on, so a killed engine resumes where it was.
  */
 export class Engine {
+  /** This engine's claim to be the run's only writer (released by close()). */
+  private writerLock: HeldLock | undefined;
+
   private constructor(
     private readonly ctx: RunContext,
     private readonly proposer: Proposer,
@@ -83,6 +87,20 @@ export class Engine {
   static async open(project: EngineProject, runId: string, hooks: EngineHooks = {}): Promise<Engine> {
     const runs = new RunStore(project.storeDir);
     if (!existsSync(runs.runDir(runId))) throw new WhaleError(`no run '${runId}' in ${runs.runsDir()}`);
+    // One writer per run, whoever else (a terminal, the extension, another container) tries too.
+    const writerLock = acquireLock(join(runs.runDir(runId), 'engine.lock'), `run ${runId}`, { purpose: `whale ${process.argv.slice(2).join(' ')}`.trim() });
+    try {
+      const engine = await Engine.openLocked(project, runId, hooks);
+      engine.writerLock = writerLock;
+      return engine;
+    } catch (e) {
+      writerLock.release();
+      throw e;
+    }
+  }
+
+  private static async openLocked(project: EngineProject, runId: string, hooks: EngineHooks): Promise<Engine> {
+    const runs = new RunStore(project.storeDir);
     const config = runs.config<WhaleConfig>(runId);
     const journal = new Journal(runs.journalFile(runId));
     const domain = await loadDomain(config.domain.id, config.domain.options, { baseDir: project.root });
@@ -131,8 +149,12 @@ export class Engine {
   }
 
   async close(): Promise<void> {
-    await this.ctx.runtime.close();
-    await this.ctx.backend.close();
+    try {
+      await this.ctx.runtime.close();
+      await this.ctx.backend.close();
+    } finally {
+      this.writerLock?.release();
+    }
   }
 
   /**
