@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import { projectSecret } from '../archive/projectSecret.js';
 import { ResultStore } from '../archive/resultStore.js';
 import { InputError } from '../core/errors.js';
 import { getDomain, loadDomain } from '../domains/index.js';
@@ -30,7 +31,7 @@ export const evalCommand: CommandSpec = {
   async run(values) {
     const project = resolveProject(values, { harness: (d) => getDomain(d).h0Dir });
     const { config } = project;
-    const domain = await loadDomain(config.domain.id, config.domain.options, { baseDir: project.root });
+    const domain = await loadDomain(config.domain.id, config.domain.options, { baseDir: project.root, secret: projectSecret(project.storeDir) });
     const harnessDir = typeof values.harness === 'string' ? resolve(values.harness) : config.harness;
     const split = (typeof values.split === 'string' ? values.split : config.evaluation.split) as Split;
     if (!SPLITS.includes(split)) throw new InputError({ file: '(command line)', field: '--split' }, `must be one of ${SPLITS.join(', ')}`);

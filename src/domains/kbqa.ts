@@ -14,6 +14,7 @@ import {
   lazySplits,
   loadTaskLines,
   splitSeed,
+  generatedTaskId,
 } from './common.js';
 import { type Fact, KBQA_FEEDBACK, KBQA_INSTRUCTIONS, kbqaQuestion, normaliseAnswer, observationText } from './text.js';
 import type { Domain, Json, Split, Task, ToolSpec } from './types.js';
@@ -179,7 +180,7 @@ export function createKbqaDomain(opts: BuiltinDomainOptions = {}, ctx: DomainCon
     if (fromFile) return fromFile[split];
     const out: Task[] = [];
     for (let i = 0; i < sizes[split]; i++) {
-      out.push(generateKbqaTask(new Rng(splitSeed(KBQA_ID, split, i)), `kbqa-${split}-${String(i).padStart(4, '0')}`, split));
+      out.push(generateKbqaTask(new Rng(splitSeed(KBQA_ID, split, i, ctx.secret)), generatedTaskId(KBQA_ID, split, i, ctx.secret), split));
     }
     return out;
   });

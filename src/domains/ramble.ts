@@ -13,6 +13,7 @@ import {
   lazySplits,
   loadTaskLines,
   splitSeed,
+  generatedTaskId,
 } from './common.js';
 import { type Fact, RAMBLE_INSTRUCTIONS, rambleQuestion, wordsOf } from './text.js';
 import type { Domain, Json, RolloutRecord, Split, Task } from './types.js';
@@ -97,7 +98,7 @@ export function createRambleDomain(opts: BuiltinDomainOptions = {}, ctx: DomainC
     if (fromFile) return fromFile[split];
     const out: Task[] = [];
     for (let i = 0; i < sizes[split]; i++) {
-      out.push(generateRambleTask(new Rng(splitSeed(RAMBLE_ID, split, i)), `ramble-${split}-${String(i).padStart(4, '0')}`, split));
+      out.push(generateRambleTask(new Rng(splitSeed(RAMBLE_ID, split, i, ctx.secret)), generatedTaskId(RAMBLE_ID, split, i, ctx.secret), split));
     }
     return out;
   });

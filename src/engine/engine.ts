@@ -2,6 +2,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { acquireLock, type HeldLock } from '../archive/fileLock.js';
 import { HarnessArchive } from '../archive/harnessArchive.js';
+import { projectSecret } from '../archive/projectSecret.js';
 import { ResultStore } from '../archive/resultStore.js';
 import { RunStore, newRunId } from '../archive/runStore.js';
 import type { WhaleConfig } from '../core/config.js';
@@ -69,7 +70,7 @@ export class Engine {
   /** Creates a run (config snapshot, journal, h0 in the archive) and opens it. */
   static async create(project: EngineProject, hooks: EngineHooks = {}): Promise<Engine> {
     const { config } = project;
-    const domain = await loadDomain(config.domain.id, config.domain.options, { baseDir: project.root });
+    const domain = await loadDomain(config.domain.id, config.domain.options, { baseDir: project.root, secret: projectSecret(project.storeDir) });
     checkSchedule(config.method, config.schedule, config.rsft, config.search, config.budget, { weight: domain.tasks('weight').length, harness: searchTaskCount(config, domain.tasks('harness').length) }, project.configFile);
     const runs = new RunStore(project.storeDir);
     const runId = newRunId(config.method);
@@ -103,7 +104,7 @@ export class Engine {
     const runs = new RunStore(project.storeDir);
     const config = runs.config<WhaleConfig>(runId);
     const journal = new Journal(runs.journalFile(runId));
-    const domain = await loadDomain(config.domain.id, config.domain.options, { baseDir: project.root });
+    const domain = await loadDomain(config.domain.id, config.domain.options, { baseDir: project.root, secret: projectSecret(project.storeDir) });
     const started = journal.all().find((e) => e.type === 'run_started');
     const state = started ? foldRun(journal.all()) : undefined;
     const backendCfg = state && config.backend.kind === 'embedded' ? { ...config.backend, model: state.version } : config.backend;
