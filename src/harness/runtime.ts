@@ -20,6 +20,7 @@ import type { Domain, Split, Task } from '../domains/types.js';
 import type { PolicyBackend } from '../policy/types.js';
 import { ensureBootstrap } from './assets.js';
 import { prepareCandidate, type PreparedHarness } from './candidate.js';
+import { reapOrphanedHarnesses } from './reaper.js';
 import { Gateway } from './gateway.js';
 import type { RunMessage } from './protocol.js';
 import { RolloutSession, type GatewayLimits } from './rolloutSession.js';
@@ -91,6 +92,7 @@ export class HarnessRuntime {
   /** Starts the gateway and builds the bootstrap once; resolves to the bootstrap file. */
   private start(): Promise<string> {
     this.started ??= (async () => {
+      reapOrphanedHarnesses(); // left by an engine that died before its harnesses could be stopped
       await this.gateway.start();
       return ensureBootstrap(resolve(this.o.cacheDir));
     })();

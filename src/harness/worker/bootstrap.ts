@@ -45,6 +45,15 @@ function sendThenExit(m: ChildMessage, code: number): void {
   setTimeout(() => process.exit(code), 2000).unref();
 }
 
+// Dies with the engine where the kernel's parent-death signal is not available (not Linux): once
+// the parent is gone the process is re-parented, and its ppid changes. Captured before any candidate
+// code runs; process.exit is captured too, so a candidate that replaces it cannot stay behind.
+const engineParent = process.ppid;
+const exitNow = process.exit.bind(process);
+setInterval(() => {
+  if (process.ppid !== engineParent) exitNow(1);
+}, 1000).unref();
+
 let failed = false;
 function fail(message: string, stack?: string): never {
   if (!failed) sendThenExit({ type: 'error', message: clip(message), stack: stack ? clip(stack) : undefined }, 1);
