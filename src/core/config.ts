@@ -18,6 +18,7 @@ export const SandboxLimitsSchema = z
     outputBytes: z.number().int().positive().default(1_000_000).describe('bytes the harness may write on the protocol'),
     maxTurns: z.number().int().positive().default(16).describe('model calls per rollout (hard cap, above any harness setting)'),
     maxTokens: z.number().int().positive().default(4096).describe('completion tokens per rollout'),
+    allowUnconfined: z.boolean().optional().describe('run command (non-Node) harnesses even where neither bubblewrap nor user namespaces can confine them: they can then read your files and the engine environment. Off by default: such harnesses are refused'),
   })
   .strict();
 export type SandboxLimits = z.infer<typeof SandboxLimitsSchema>;

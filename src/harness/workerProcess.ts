@@ -199,6 +199,10 @@ export class WorkerProcess {
     for (const t of this.timers) clearInterval(t);
     if (this.wallTimer) clearTimeout(this.wallTimer);
     this.killGroup();
+    // Our ends of the pipes: a grandchild that escaped the kill may still hold theirs open, and
+    // must not keep this process (a `whale eval` that is done) waiting for them to close.
+    for (const s of [this.child?.stdin, this.child?.stdout, this.child?.stderr]) s?.destroy();
+    this.child?.unref();
     this.resolveDone(this.outcome);
   }
 
