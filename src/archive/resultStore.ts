@@ -20,6 +20,8 @@ export interface EvalKey {
   limits: Record<string, unknown>;
   k: number;
   seed: number;
+  /** The sandbox's isolation of the harness (network, file system): a confined and an unconfined run are different experiments. */
+  isolation?: Record<string, string>;
 }
 
 export interface TaskResult {

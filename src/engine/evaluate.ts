@@ -11,6 +11,8 @@ import type { Domain, Split, Task } from '../domains/types.js';
 /** What evaluation needs of the harness runtime. */
 export interface RolloutRunner<P extends { treeHash: string }> {
   prepare(candidateDir: string): Promise<P>;
+  /** How a prepared harness is isolated (network, file system): part of the result key, since it can change outcomes. */
+  isolation?(prepared: P): Record<string, string>;
   rollout(prepared: P, task: Task, opts: { sampleIndex: number; seed: number; split: Split; runId?: string; phase?: string }): Promise<Trajectory>;
 }
 
@@ -86,6 +88,7 @@ export async function evaluate<P extends { treeHash: string }>(opts: EvaluateOpt
     limits: { ...opts.limits },
     k: opts.k,
     seed: opts.seed,
+    ...(opts.runner.isolation ? { isolation: opts.runner.isolation(prepared) } : {}),
   };
   const keyHash = hashKey(key);
   const { store } = opts;

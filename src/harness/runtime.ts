@@ -93,6 +93,11 @@ export class HarnessRuntime {
     return prepared;
   }
 
+  /** The isolation a prepared harness runs under (part of the result key). */
+  isolation(prepared: PreparedHarness): Record<string, string> {
+    return { network: this.network, filesystem: prepared.runtime === 'node' ? 'node-permission' : this.filesystem };
+  }
+
   /**
    * A command harness with no file-system confinement (no bubblewrap here) can read the user's
    * files, the engine's environment and the run store: refused unless the config opts in or the
