@@ -1,8 +1,11 @@
-import { existsSync, mkdirSync, readFileSync, truncateSync, openSync, closeSync, fsyncSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, truncateSync, openSync, closeSync, fsyncSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendJsonLine, writeJsonAtomic } from '../core/atomic.js';
 import { sha256 } from '../core/treeHash.js';
 import { waitForLock } from './fileLock.js';
+import { projectSecret } from './projectSecret.js';
+import { guardStorage, isStorageFault, storageError } from './storageError.js';
 import { TrajectorySchema, type Trajectory } from '../core/trajectory.js';
 
 /**
@@ -80,23 +83,56 @@ export class ResultStore {
     return join(this.dirFor(keyHash), 'trajectories.jsonl');
   }
 
+  /**
+   * The complete evaluation's summary, or undefined. Only a summary whose digest checks out is
+   * returned: one edited by hand, torn, or written before digests existed is treated as absent, and
+   * evaluate() recomputes it from the stored rollouts (no rollout is paid for again).
+   */
   summary(keyHash: string): EvalSummary | undefined {
-    const f = join(this.dirFor(keyHash), 'summary.json');
-    if (!existsSync(f)) return undefined;
-    return JSON.parse(readFileSync(f, 'utf8')) as EvalSummary;
+    return this.verified(keyHash)?.summary;
   }
 
   taskResults(keyHash: string): TaskResult[] | undefined {
-    const f = join(this.dirFor(keyHash), 'tasks.json');
-    return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as TaskResult[]) : undefined;
+    return this.verified(keyHash)?.tasks;
+  }
+
+  private verified(keyHash: string): { summary: EvalSummary; tasks: TaskResult[] } | undefined {
+    const dir = this.dirFor(keyHash);
+    const summaryFile = join(dir, 'summary.json');
+    if (!existsSync(summaryFile)) return undefined;
+    let stored: EvalSummary & { digest?: string };
+    let tasks: TaskResult[];
+    try {
+      stored = JSON.parse(readFileSync(summaryFile, 'utf8')) as EvalSummary & { digest?: string };
+      tasks = JSON.parse(readFileSync(join(dir, 'tasks.json'), 'utf8')) as TaskResult[];
+    } catch (e) {
+      if (isStorageFault(e)) throw storageError(e, summaryFile, 'read');
+      return undefined; // torn or empty: recomputed
+    }
+    const { digest, ...summary } = stored;
+    if (!digest || digest !== this.digest(summary, tasks, this.trajectoriesBytes(keyHash))) return undefined;
+    return { summary, tasks };
+  }
+
+  /** Keyed with the project secret, so an edit cannot simply recompute it. */
+  private digest(summary: EvalSummary, tasks: TaskResult[], trajectoryBytes: number): string {
+    return createHmac('sha256', projectSecret(this.root)).update(canonicalJson({ summary, tasks, trajectoryBytes })).digest('hex');
+  }
+
+  private trajectoriesBytes(keyHash: string): number {
+    try {
+      return statSync(this.trajectoriesFile(keyHash)).size;
+    } catch {
+      return -1;
+    }
   }
 
   begin(key: EvalKey): string {
     const keyHash = hashKey(key);
     const dir = this.dirFor(keyHash);
-    mkdirSync(dir, { recursive: true });
+    guardStorage(dir, 'create', () => mkdirSync(dir, { recursive: true }));
     const keyFile = join(dir, 'key.json');
-    if (!existsSync(keyFile)) writeJsonAtomic(keyFile, key);
+    if (!existsSync(keyFile)) guardStorage(keyFile, 'write', () => writeJsonAtomic(keyFile, key));
     return keyHash;
   }
 
@@ -144,21 +180,24 @@ export class ResultStore {
    * judged by time, not pid). Returns the release function.
    */
   async lock(keyHash: string, signal?: AbortSignal): Promise<() => void> {
-    mkdirSync(this.dirFor(keyHash), { recursive: true });
+    guardStorage(this.dirFor(keyHash), 'create', () => mkdirSync(this.dirFor(keyHash), { recursive: true }));
     const held = await waitForLock(join(this.dirFor(keyHash), 'writer.lock'), `evaluation ${keyHash}`, { signal });
     return () => held.release();
   }
 
   appendTrajectory(keyHash: string, t: Trajectory): void {
-    appendJsonLine(this.trajectoriesFile(keyHash), t);
+    guardStorage(this.trajectoriesFile(keyHash), 'append to', () => appendJsonLine(this.trajectoriesFile(keyHash), t));
   }
 
   complete(keyHash: string, tasks: TaskResult[], summary: EvalSummary): void {
     const dir = this.dirFor(keyHash);
-    const fd = openSync(this.trajectoriesFile(keyHash), 'a');
-    fsyncSync(fd);
-    closeSync(fd);
-    writeJsonAtomic(join(dir, 'tasks.json'), tasks);
-    writeJsonAtomic(join(dir, 'summary.json'), summary);
+    guardStorage(this.trajectoriesFile(keyHash), 'write', () => {
+      const fd = openSync(this.trajectoriesFile(keyHash), 'a');
+      fsyncSync(fd);
+      closeSync(fd);
+    });
+    guardStorage(join(dir, 'tasks.json'), 'write', () => writeJsonAtomic(join(dir, 'tasks.json'), tasks));
+    const digest = this.digest(summary, tasks, this.trajectoriesBytes(keyHash));
+    guardStorage(join(dir, 'summary.json'), 'write', () => writeJsonAtomic(join(dir, 'summary.json'), { ...summary, digest }));
   }
 }

@@ -1,3 +1,4 @@
+import { isStorageFault, storageError } from '../archive/storageError.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { WhaleError, InputError } from '../core/errors.js';
 import { evalCommand } from './evalCommand.js';
@@ -76,6 +77,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (e instanceof WhaleError) {
       console.error(`whale ${name}: ${e.message}`);
+      return 1;
+    }
+    if (isStorageFault(e) && e.path) {
+      console.error(`whale ${name}: ${storageError(e, e.path, 'use').message}`);
       return 1;
     }
     console.error(`whale ${name}: internal error\n${(e as Error).stack ?? String(e)}`);
