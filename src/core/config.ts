@@ -222,6 +222,9 @@ export const WhaleConfigSchema = z
   .strict();
 export type WhaleConfig = z.infer<typeof WhaleConfigSchema>;
 
+/** A config is a few KB; this cap refuses a runaway file before it is read. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
 export function loadConfig(file: string): WhaleConfig {
-  return readJsonWithSchema(file, WhaleConfigSchema);
+  return readJsonWithSchema(file, WhaleConfigSchema, MAX_CONFIG_BYTES);
 }

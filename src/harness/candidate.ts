@@ -9,7 +9,7 @@ import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync,
 import { join, relative, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
 import { readJsonWithSchema } from '../core/jsonFile.js';
-import { HarnessManifest, type KnobSpec } from '../core/manifest.js';
+import { HarnessManifest, MAX_MANIFEST_BYTES, type KnobSpec } from '../core/manifest.js';
 import { gitTreeHash } from '../core/treeHash.js';
 import type { KnobValue } from './sdk.js';
 import { bundleCandidate } from './bundle.js';
@@ -106,10 +106,10 @@ export async function prepareCandidate(candidateDir: string, cacheDir: string): 
     throw new InputError({ file: dir }, `cannot open the candidate folder (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
   checkPlainFiles(dir, dir);
-  readJsonWithSchema(join(dir, MANIFEST_FILE), HarnessManifest); // errors name the user's file
+  readJsonWithSchema(join(dir, MANIFEST_FILE), HarnessManifest, MAX_MANIFEST_BYTES); // errors name the user's file
   const copy = materialise(dir, cacheDir);
   const { treeHash } = copy;
-  const manifest = readJsonWithSchema(join(copy.dir, MANIFEST_FILE), HarnessManifest);
+  const manifest = readJsonWithSchema(join(copy.dir, MANIFEST_FILE), HarnessManifest, MAX_MANIFEST_BYTES);
   const base = { dir: copy.dir, sourceDir: dir, treeHash, manifest, knobs: knobValues(manifest), prompts: manifest.prompts, runtime: manifest.runtime };
   if (manifest.runtime === 'node') {
     const bundleFile = await bundleCandidate({ dir: copy.dir, sourceDir: dir, entry: manifest.entry as string, treeHash, cacheDir });
