@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, truncateSync, openSync, closeSync, fsyncSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readSync, truncateSync, openSync, closeSync, fsyncSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendJsonLine, writeJsonAtomic } from '../core/atomic.js';
 import { sha256 } from '../core/treeHash.js';
@@ -45,6 +45,8 @@ export interface EvalSummary {
   rollouts: number;
   terminations: Record<string, number>;
   meanTurns: number;
+  /** Rollouts per run that paid for them (so a cache hit counts without reading the trajectories). */
+  runRollouts?: Record<string, number>;
   /** Rollouts that failed on infrastructure and were run again (not scored, not stored); absent when none. */
   infraRetried?: number;
   completedAt: string;
@@ -142,35 +144,72 @@ export class ResultStore {
    * line torn by a crash mid-write is cut off, so the file stays appendable.
    */
   loadTrajectories(keyHash: string): Trajectory[] {
-    const file = this.trajectoriesFile(keyHash);
-    if (!existsSync(file)) return [];
-    const text = readFileSync(file, 'utf8');
     const out: Trajectory[] = [];
-    let offset = 0;
-    for (const line of text.split('\n')) {
-      const lineEnd = offset + Buffer.byteLength(line) + 1;
-      if (line.trim() !== '') {
-        let parsed: Trajectory | undefined;
-        try {
-          parsed = TrajectorySchema.parse(JSON.parse(line));
-        } catch {
-          parsed = undefined;
-        }
-        if (!parsed) {
-          truncateSync(file, offset);
-          break;
-        }
-        // An infrastructure failure is not a result (older stores kept some): never served or counted.
-        if (parsed.termination !== 'infra_error') out.push(parsed);
-      }
-      offset = lineEnd;
-    }
+    this.scanTrajectories(keyHash, (t) => void out.push(t));
     return out.sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : a.sampleIndex - b.sampleIndex));
   }
 
-  /** Rollouts under a key that a given run paid for (each trajectory records its run). */
+  /**
+   * Calls `fn` with each stored rollout (infrastructure failures left out), reading the file in
+   * chunks: never as one string, which past 512 MB Node cannot even make. A line torn by a crash
+   * mid-write is cut off, so the file stays appendable.
+   */
+  scanTrajectories(keyHash: string, fn: (t: Trajectory) => void): void {
+    const file = this.trajectoriesFile(keyHash);
+    if (!existsSync(file)) return;
+    const fd = guardStorage(file, 'read', () => openSync(file, 'r'));
+    let tornAt: number | undefined;
+    try {
+      const buf = Buffer.alloc(4 << 20);
+      let carry: Buffer[] = [];
+      let pos = 0;
+      let lineStart = 0;
+      const take = (line: Buffer): boolean => {
+        const text = line.toString('utf8');
+        if (text.trim() === '') return true;
+        let parsed: Trajectory;
+        try {
+          parsed = TrajectorySchema.parse(JSON.parse(text));
+        } catch {
+          return false;
+        }
+        // An infrastructure failure is not a result (older stores kept some): never served or counted.
+        if (parsed.termination !== 'infra_error') fn(parsed);
+        return true;
+      };
+      outer: for (;;) {
+        const n = guardStorage(file, 'read', () => readSync(fd, buf, 0, buf.length, pos));
+        if (n === 0) break;
+        const view = buf.subarray(0, n);
+        let from = 0;
+        for (let nl = view.indexOf(10, from); nl !== -1; nl = view.indexOf(10, from)) {
+          const piece = view.subarray(from, nl);
+          const line = carry.length ? Buffer.concat([...carry, piece]) : piece;
+          carry = [];
+          if (!take(line)) {
+            tornAt = lineStart;
+            break outer;
+          }
+          from = nl + 1;
+          lineStart = pos + from;
+        }
+        if (from < n) carry.push(Buffer.from(view.subarray(from)));
+        pos += n;
+      }
+      if (tornAt === undefined && carry.length && !take(Buffer.concat(carry))) tornAt = lineStart;
+    } finally {
+      closeSync(fd);
+    }
+    if (tornAt !== undefined) guardStorage(file, 'repair', () => truncateSync(file, tornAt));
+  }
+
+  /** Rollouts under a key that a given run paid for (each trajectory records its run): from the summary when complete. */
   countRunRollouts(keyHash: string, runId: string): number {
-    return this.loadTrajectories(keyHash).filter((t) => t.runId === runId).length;
+    const counted = this.summary(keyHash)?.runRollouts;
+    if (counted) return counted[runId] ?? 0;
+    let n = 0;
+    this.scanTrajectories(keyHash, (t) => void (t.runId === runId && n++));
+    return n;
   }
 
   /**

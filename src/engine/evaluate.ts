@@ -111,7 +111,7 @@ function servable(s: EvalSummary | undefined): s is EvalSummary {
 
 function answerFromStore(store: ResultStore, keyHash: string, runId: string | undefined): EvaluationResult {
   const done = store.summary(keyHash)!;
-  const runRollouts = runId ? store.countRunRollouts(keyHash, runId) : 0;
+  const runRollouts = runId ? store.countRunRollouts(keyHash, runId) : 0; // from the summary: no file read
   return { summary: done, tasks: store.taskResults(keyHash) ?? [], cacheHit: true, newRollouts: 0, runRollouts, trajectoriesFile: store.trajectoriesFile(keyHash) };
 }
 
@@ -119,7 +119,10 @@ async function evaluateLocked<P extends { treeHash: string }>(opts: EvaluateOpti
   // Another engine may have finished it while we waited for the lock.
   if (servable(store.summary(keyHash))) return answerFromStore(store, keyHash, opts.runId);
   store.begin(key);
-  const have = store.loadTrajectories(keyHash); // never holds an infrastructure failure: those are not results
+  // What is already stored, as light outcomes (streamed: the file may be far larger than memory
+  // wants as one string); infrastructure failures are never among them.
+  const have: Outcome[] = [];
+  store.scanTrajectories(keyHash, (t) => void have.push(outcomeOf(t)));
   const seen = new Set(have.map((t) => `${t.taskId}#${t.sampleIndex}`));
   const todo: { task: Task; sampleIndex: number }[] = [];
   for (const task of tasks) for (let s = 0; s < opts.k; s++) if (!seen.has(`${task.id}#${s}`)) todo.push({ task, sampleIndex: s });
@@ -149,7 +152,7 @@ async function evaluateLocked<P extends { treeHash: string }>(opts: EvaluateOpti
         });
         if (t.termination !== 'infra_error') {
           store.appendTrajectory(keyHash, t);
-          results.push(t);
+          results.push(outcomeOf(t));
           finished++;
           opts.onProgress?.(finished, total);
           break;
@@ -195,7 +198,8 @@ async function evaluateLocked<P extends { treeHash: string }>(opts: EvaluateOpti
     k: opts.k,
     rollouts: results.length,
     terminations,
-    meanTurns: mean(results.map((t) => t.modelCalls.length)),
+    meanTurns: mean(results.map((t) => t.turns)),
+    runRollouts: countBy(results.map((t) => t.runId).filter((r): r is string => r !== undefined)),
     ...(infraRetried ? { infraRetried } : {}),
     completedAt: new Date().toISOString(),
     wallMs: Date.now() - started,
@@ -205,8 +209,28 @@ async function evaluateLocked<P extends { treeHash: string }>(opts: EvaluateOpti
   return { summary, tasks: taskResults, cacheHit: false, newRollouts: todo.length, runRollouts, trajectoriesFile: store.trajectoriesFile(keyHash) };
 }
 
-function summariseTasks(tasks: Task[], results: Trajectory[]): TaskResult[] {
-  const byTask = new Map<string, Trajectory[]>();
+/** What a summary needs of a rollout (not its transcript). */
+interface Outcome {
+  taskId: string;
+  sampleIndex: number;
+  runId?: string;
+  pass: boolean;
+  termination: string;
+  turns: number;
+}
+
+function outcomeOf(t: Trajectory): Outcome {
+  return { taskId: t.taskId, sampleIndex: t.sampleIndex, ...(t.runId ? { runId: t.runId } : {}), pass: t.verdict.pass, termination: t.termination, turns: t.modelCalls.length };
+}
+
+function countBy(keys: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of keys) out[k] = (out[k] ?? 0) + 1;
+  return out;
+}
+
+function summariseTasks(tasks: Task[], results: Outcome[]): TaskResult[] {
+  const byTask = new Map<string, Outcome[]>();
   for (const t of results) {
     const list = byTask.get(t.taskId) ?? [];
     list.push(t);
@@ -214,7 +238,7 @@ function summariseTasks(tasks: Task[], results: Trajectory[]): TaskResult[] {
   }
   return tasks.map((task) => {
     const ts = byTask.get(task.id) ?? [];
-    const passes = ts.filter((t) => t.verdict.pass).length;
+    const passes = ts.filter((t) => t.pass).length;
     const terminations: Record<string, number> = {};
     for (const t of ts) terminations[t.termination] = (terminations[t.termination] ?? 0) + 1;
     return { taskId: task.id, passes, samples: ts.length, mean: ts.length ? passes / ts.length : 0, terminations };
