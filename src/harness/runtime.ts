@@ -205,6 +205,8 @@ export class HarnessRuntime {
         tools: session.toolInfos,
         limits: { ...limits, wallMs: this.o.limits.wallMs },
         gateway,
+        // Our bootstrap frames every line with it; candidate code cannot (it never sees it).
+        ...(prepared.runtime === 'node' ? { nonce: randomBytes(16).toString('hex') } : {}),
       };
       worker = new WorkerProcess(plan, this.o.limits, { onLog: (m, data, level) => session.log(m, data, level === 'error' ? 'error' : 'log') });
       this.live.add(worker);
