@@ -27,7 +27,8 @@ export function resolveProject(values: Record<string, string | boolean | undefin
     const root = dirname(configFile);
     // What the schema cannot know, checked before anything touches the store.
     checkDomain(config.domain.id, { file: configFile, field: 'domain.id' });
-    if (!flagHarness) checkFolder(resolve(root, config.harness), { file: configFile, field: 'harness' });
+    // Only commands that run a harness (they pass a harness default) need its folder.
+    if (!flagHarness && defaults.harness) checkFolder(resolve(root, config.harness), { file: configFile, field: 'harness' });
     return { configFile, root, config: { ...config, harness: resolve(root, config.harness) }, storeDir: resolve(root, config.store) };
   }
   const domain = typeof values.domain === 'string' ? values.domain : defaults.domain;

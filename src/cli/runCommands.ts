@@ -54,6 +54,7 @@ function summarise(o: StepOutcome, runId: string): void {
   if (s.best) console.log(`  best pair on validation: ${(100 * s.best.mean).toFixed(1)}% ± ${(100 * s.best.se).toFixed(1)} (after phase ${s.best.phase})`);
   if (s.test) console.log(`  sealed test of the best pair: mean@${s.test.k} ${(100 * s.test.mean).toFixed(1)}% ± ${(100 * s.test.se).toFixed(1)}`);
   console.log(`  ledger: training ${l.trainingRollouts}, search ${l.searchRollouts}, evaluation ${l.evalRollouts} rollouts; proposer $${l.proposerDollars.toFixed(2)}; wall ${(l.wallMs / 1000).toFixed(0)} s`);
+  if (s.infraFailures) console.log(`  infrastructure failures: ${s.infraFailures} unit(s) stopped by a backend, tool service or verifier failure (not scored; resumed by --resume)`);
 }
 
 const projectOptions = {
@@ -90,6 +91,9 @@ export const runCommand: CommandSpec = {
       console.error(`whale run: ${engine.runId}`);
       summarise(await engine.run(), engine.runId);
       return 0;
+    } catch (e) {
+      engine.noteFailure(e);
+      throw e;
     } finally {
       await engine.close();
     }
@@ -108,6 +112,9 @@ export const stepCommand: CommandSpec = {
     try {
       summarise(await engine.run({ maxPhases: 1 }), engine.runId);
       return 0;
+    } catch (e) {
+      engine.noteFailure(e);
+      throw e;
     } finally {
       await engine.close();
     }

@@ -6,7 +6,7 @@ import { projectSecret } from '../archive/projectSecret.js';
 import { ResultStore } from '../archive/resultStore.js';
 import { RunStore, newRunId } from '../archive/runStore.js';
 import type { WhaleConfig } from '../core/config.js';
-import { WhaleError } from '../core/errors.js';
+import { InfraError, WhaleError } from '../core/errors.js';
 import { hashSeed } from '../core/rng.js';
 import { loadDomain } from '../domains/index.js';
 import { HarnessRuntime } from '../harness/runtime.js';
@@ -147,6 +147,11 @@ export class Engine {
       runs.setCurrent(runId);
     }
     return engine;
+  }
+
+  /** Journals an infrastructure failure that stopped a unit, so status and reports can count them. */
+  noteFailure(e: unknown): void {
+    if (e instanceof InfraError) this.ctx.journal.append('infra_failure', { source: e.source, message: e.message });
   }
 
   async close(): Promise<void> {

@@ -179,3 +179,27 @@ test('`whale eval` against a `whale serve` killed mid-eval exits non-zero with a
     await served.stop();
   }
 });
+
+test('`whale run` whose backend dies mid-phase stops with a clear error, journals the failure, and `whale status` counts it', { timeout: 600_000 }, async () => {
+  const serverStore = join(root, 'server-run');
+  const served = await startServe(serverStore);
+  try {
+    const listed = (await (await fetch(`${served.url}/v1/models`)).json()) as { data: { id: string }[] };
+    const dir = tinyProject({ kind: 'openai-compatible', baseUrl: `${served.url}/v1`, model: listed.data[0].id, outageMs: 0, retries: 0 }, { evaluation: { k: 4, concurrency: 2 } });
+    const run = whaleAsync(['run', '--method', 'harness-only'], dir);
+    const end = Date.now() + 300_000;
+    while (!keyHashes(join(dir, '.whale')).some((k) => storedLines(new ResultStore(join(dir, '.whale')).trajectoriesFile(k)).length >= 1)) {
+      if (Date.now() > end) throw new Error('no rollouts stored in 300 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await served.kill();
+    const r = await run;
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stderr, /infrastructure failure \(backend\)/);
+    assert.doesNotMatch(r.stderr, /internal error/);
+    const status = whale(['status'], dir);
+    assert.match(status.stdout, /infrastructure failures: 1 unit/);
+  } finally {
+    await served.stop();
+  }
+});
