@@ -26,12 +26,13 @@
  * `hash-object -w` and `mktree` from exactly the files gitTreeHash counts (no .gitignore applies).
  *
  * Concurrency: every write holds an in-process mutex (shared by all HarnessArchive objects on the
- * same folder) and a lock file `<dir>/whale-archive.lock` (O_EXCL, holding the writer's pid; a lock
- * whose pid is dead is taken over), so two processes never interleave writes. Reads take no lock:
+ * same folder) and a lock `<dir>/whale-archive.lock` (fileLock.ts: a heartbeat judged by time, so
+ * it also works when two containers share the store; a dead holder's lock is taken over), so two processes never interleave writes. Reads take no lock:
  * objects are immutable and every ref update is atomic in git.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, renameSync, rmdirSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, writeSync, mkdtempSync } from 'node:fs';
+import { LockHeldError, waitForLock } from './fileLock.js';
+import { chmodSync, existsSync, renameSync, rmdirSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { WhaleError } from '../core/errors.js';
@@ -172,51 +173,6 @@ async function withMutex<T>(key: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-async function acquireFileLock(file: string, timeoutMs: number): Promise<() => void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const fd = openSync(file, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return () => {
-        try {
-          unlinkSync(file);
-        } catch {
-          // already gone
-        }
-      };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
-    let holder = NaN;
-    try {
-      holder = Number(readFileSync(file, 'utf8').trim());
-    } catch {
-      continue; // removed between our open and read: try again at once
-    }
-    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && !pidAlive(holder)) {
-      try {
-        unlinkSync(file); // a dead writer's lock
-      } catch {
-        // someone else took it over first
-      }
-      continue;
-    }
-    if (Date.now() > deadline) throw new ArchiveError(`the harness archive is locked by process ${holder} (${file}); two writers may not use one archive at once`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 // ---------------------------------------------------------------------------------------------
 
 function parseMessage(raw: string): { message: string; meta: CandidateMeta } {
@@ -270,11 +226,16 @@ export class HarnessArchive {
   /** Runs `fn` as the only writer (in this process and across processes). */
   private write<T>(fn: () => Promise<T>): Promise<T> {
     return withMutex(this.dir, async () => {
-      const release = await acquireFileLock(this.lockFile, 60_000);
+      let held;
+      try {
+        held = await waitForLock(this.lockFile, 'the harness archive', { timeoutMs: 60_000, pollMs: 25 });
+      } catch (e) {
+        throw e instanceof LockHeldError ? new ArchiveError(`${e.message} Two writers may not use one archive at once.`) : e;
+      }
       try {
         return await fn();
       } finally {
-        release();
+        held.release();
       }
     });
   }

@@ -1,7 +1,11 @@
-import { existsSync, mkdirSync, readFileSync, truncateSync, openSync, closeSync, fsyncSync, writeSync, rmSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readSync, truncateSync, openSync, closeSync, fsyncSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendJsonLine, writeJsonAtomic } from '../core/atomic.js';
 import { sha256 } from '../core/treeHash.js';
+import { waitForLock } from './fileLock.js';
+import { projectSecret } from './projectSecret.js';
+import { guardStorage, isStorageFault, storageError } from './storageError.js';
 import { TrajectorySchema, type Trajectory } from '../core/trajectory.js';
 
 /**
@@ -19,6 +23,8 @@ export interface EvalKey {
   limits: Record<string, unknown>;
   k: number;
   seed: number;
+  /** The sandbox's isolation of the harness (network, file system): a confined and an unconfined run are different experiments. */
+  isolation?: Record<string, string>;
 }
 
 export interface TaskResult {
@@ -39,6 +45,10 @@ export interface EvalSummary {
   rollouts: number;
   terminations: Record<string, number>;
   meanTurns: number;
+  /** Rollouts per run that paid for them (so a cache hit counts without reading the trajectories). */
+  runRollouts?: Record<string, number>;
+  /** Rollouts that failed on infrastructure and were run again (not scored, not stored); absent when none. */
+  infraRetried?: number;
   completedAt: string;
   wallMs: number;
 }
@@ -75,23 +85,56 @@ export class ResultStore {
     return join(this.dirFor(keyHash), 'trajectories.jsonl');
   }
 
+  /**
+   * The complete evaluation's summary, or undefined. Only a summary whose digest checks out is
+   * returned: one edited by hand, torn, or written before digests existed is treated as absent, and
+   * evaluate() recomputes it from the stored rollouts (no rollout is paid for again).
+   */
   summary(keyHash: string): EvalSummary | undefined {
-    const f = join(this.dirFor(keyHash), 'summary.json');
-    if (!existsSync(f)) return undefined;
-    return JSON.parse(readFileSync(f, 'utf8')) as EvalSummary;
+    return this.verified(keyHash)?.summary;
   }
 
   taskResults(keyHash: string): TaskResult[] | undefined {
-    const f = join(this.dirFor(keyHash), 'tasks.json');
-    return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as TaskResult[]) : undefined;
+    return this.verified(keyHash)?.tasks;
+  }
+
+  private verified(keyHash: string): { summary: EvalSummary; tasks: TaskResult[] } | undefined {
+    const dir = this.dirFor(keyHash);
+    const summaryFile = join(dir, 'summary.json');
+    if (!existsSync(summaryFile)) return undefined;
+    let stored: EvalSummary & { digest?: string };
+    let tasks: TaskResult[];
+    try {
+      stored = JSON.parse(readFileSync(summaryFile, 'utf8')) as EvalSummary & { digest?: string };
+      tasks = JSON.parse(readFileSync(join(dir, 'tasks.json'), 'utf8')) as TaskResult[];
+    } catch (e) {
+      if (isStorageFault(e)) throw storageError(e, summaryFile, 'read');
+      return undefined; // torn or empty: recomputed
+    }
+    const { digest, ...summary } = stored;
+    if (!digest || digest !== this.digest(summary, tasks, this.trajectoriesBytes(keyHash))) return undefined;
+    return { summary, tasks };
+  }
+
+  /** Keyed with the project secret, so an edit cannot simply recompute it. */
+  private digest(summary: EvalSummary, tasks: TaskResult[], trajectoryBytes: number): string {
+    return createHmac('sha256', projectSecret(this.root)).update(canonicalJson({ summary, tasks, trajectoryBytes })).digest('hex');
+  }
+
+  private trajectoriesBytes(keyHash: string): number {
+    try {
+      return statSync(this.trajectoriesFile(keyHash)).size;
+    } catch {
+      return -1;
+    }
   }
 
   begin(key: EvalKey): string {
     const keyHash = hashKey(key);
     const dir = this.dirFor(keyHash);
-    mkdirSync(dir, { recursive: true });
+    guardStorage(dir, 'create', () => mkdirSync(dir, { recursive: true }));
     const keyFile = join(dir, 'key.json');
-    if (!existsSync(keyFile)) writeJsonAtomic(keyFile, key);
+    if (!existsSync(keyFile)) guardStorage(keyFile, 'write', () => writeJsonAtomic(keyFile, key));
     return keyHash;
   }
 
@@ -101,98 +144,99 @@ export class ResultStore {
    * line torn by a crash mid-write is cut off, so the file stays appendable.
    */
   loadTrajectories(keyHash: string): Trajectory[] {
-    const file = this.trajectoriesFile(keyHash);
-    if (!existsSync(file)) return [];
-    const text = readFileSync(file, 'utf8');
     const out: Trajectory[] = [];
-    let offset = 0;
-    for (const line of text.split('\n')) {
-      const lineEnd = offset + Buffer.byteLength(line) + 1;
-      if (line.trim() !== '') {
-        let parsed: Trajectory | undefined;
-        try {
-          parsed = TrajectorySchema.parse(JSON.parse(line));
-        } catch {
-          parsed = undefined;
-        }
-        if (!parsed) {
-          truncateSync(file, offset);
-          break;
-        }
-        out.push(parsed);
-      }
-      offset = lineEnd;
-    }
+    this.scanTrajectories(keyHash, (t) => void out.push(t));
     return out.sort((a, b) => (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : a.sampleIndex - b.sampleIndex));
   }
 
-  /** Rollouts under a key that a given run paid for (each trajectory records its run). */
+  /**
+   * Calls `fn` with each stored rollout (infrastructure failures left out), reading the file in
+   * chunks: never as one string, which past 512 MB Node cannot even make. A line torn by a crash
+   * mid-write is cut off, so the file stays appendable.
+   */
+  scanTrajectories(keyHash: string, fn: (t: Trajectory) => void): void {
+    const file = this.trajectoriesFile(keyHash);
+    if (!existsSync(file)) return;
+    const fd = guardStorage(file, 'read', () => openSync(file, 'r'));
+    let tornAt: number | undefined;
+    try {
+      const buf = Buffer.alloc(4 << 20);
+      let carry: Buffer[] = [];
+      let pos = 0;
+      let lineStart = 0;
+      const take = (line: Buffer): boolean => {
+        const text = line.toString('utf8');
+        if (text.trim() === '') return true;
+        let parsed: Trajectory;
+        try {
+          parsed = TrajectorySchema.parse(JSON.parse(text));
+        } catch {
+          return false;
+        }
+        // An infrastructure failure is not a result (older stores kept some): never served or counted.
+        if (parsed.termination !== 'infra_error') fn(parsed);
+        return true;
+      };
+      outer: for (;;) {
+        const n = guardStorage(file, 'read', () => readSync(fd, buf, 0, buf.length, pos));
+        if (n === 0) break;
+        const view = buf.subarray(0, n);
+        let from = 0;
+        for (let nl = view.indexOf(10, from); nl !== -1; nl = view.indexOf(10, from)) {
+          const piece = view.subarray(from, nl);
+          const line = carry.length ? Buffer.concat([...carry, piece]) : piece;
+          carry = [];
+          if (!take(line)) {
+            tornAt = lineStart;
+            break outer;
+          }
+          from = nl + 1;
+          lineStart = pos + from;
+        }
+        if (from < n) carry.push(Buffer.from(view.subarray(from)));
+        pos += n;
+      }
+      if (tornAt === undefined && carry.length && !take(Buffer.concat(carry))) tornAt = lineStart;
+    } finally {
+      closeSync(fd);
+    }
+    if (tornAt !== undefined) guardStorage(file, 'repair', () => truncateSync(file, tornAt));
+  }
+
+  /** Rollouts under a key that a given run paid for (each trajectory records its run): from the summary when complete. */
   countRunRollouts(keyHash: string, runId: string): number {
-    return this.loadTrajectories(keyHash).filter((t) => t.runId === runId).length;
+    const counted = this.summary(keyHash)?.runRollouts;
+    if (counted) return counted[runId] ?? 0;
+    let n = 0;
+    this.scanTrajectories(keyHash, (t) => void (t.runId === runId && n++));
+    return n;
   }
 
   /**
-   * Takes the key's lock so that two engines sharing a store (parallel seeds, say) never run the
-   * same evaluation at once: the second waits, then finds it complete (a cache hit) or resumes it.
-   * A lock whose process is gone is taken over. Returns the release function.
+   * Takes the key's lock so that two engines sharing a store (parallel seeds, say, or two containers
+   * on one shared volume) never run the same evaluation at once: the second waits, then finds it
+   * complete (a cache hit) or resumes it. A holder whose heartbeat stopped is taken over (fileLock.ts:
+   * judged by time, not pid). Returns the release function.
    */
   async lock(keyHash: string, signal?: AbortSignal): Promise<() => void> {
-    const file = join(this.dirFor(keyHash), 'lock');
-    mkdirSync(this.dirFor(keyHash), { recursive: true });
-    for (;;) {
-      if (!HELD.has(file)) {
-        try {
-          const fd = openSync(file, 'wx');
-          writeSync(fd, String(process.pid));
-          closeSync(fd);
-          HELD.add(file);
-          return () => {
-            HELD.delete(file);
-            rmSync(file, { force: true });
-          };
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-        }
-      }
-      let raw: string;
-      try {
-        raw = readFileSync(file, 'utf8').trim();
-      } catch {
-        continue; // released in between
-      }
-      const holder = raw === '' ? -1 : Number(raw); // empty: its creator is writing its pid right now
-      // A lock left by a dead process, or by this process in an earlier life (not held now), is stale.
-      if (holder !== -1 && !HELD.has(file) && (!Number.isInteger(holder) || holder <= 0 || !alive(holder) || holder === process.pid)) {
-        rmSync(file, { force: true });
-        continue;
-      }
-      if (signal?.aborted) throw new Error('cancelled while waiting for another engine to finish the same evaluation');
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    guardStorage(this.dirFor(keyHash), 'create', () => mkdirSync(this.dirFor(keyHash), { recursive: true }));
+    const held = await waitForLock(join(this.dirFor(keyHash), 'writer.lock'), `evaluation ${keyHash}`, { signal });
+    return () => held.release();
   }
 
   appendTrajectory(keyHash: string, t: Trajectory): void {
-    appendJsonLine(this.trajectoriesFile(keyHash), t);
+    guardStorage(this.trajectoriesFile(keyHash), 'append to', () => appendJsonLine(this.trajectoriesFile(keyHash), t));
   }
 
   complete(keyHash: string, tasks: TaskResult[], summary: EvalSummary): void {
     const dir = this.dirFor(keyHash);
-    const fd = openSync(this.trajectoriesFile(keyHash), 'a');
-    fsyncSync(fd);
-    closeSync(fd);
-    writeJsonAtomic(join(dir, 'tasks.json'), tasks);
-    writeJsonAtomic(join(dir, 'summary.json'), summary);
-  }
-}
-
-/** Lock files this process holds (so concurrent evaluations inside one process wait too). */
-const HELD = new Set<string>();
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    guardStorage(this.trajectoriesFile(keyHash), 'write', () => {
+      const fd = openSync(this.trajectoriesFile(keyHash), 'a');
+      fsyncSync(fd);
+      closeSync(fd);
+    });
+    guardStorage(join(dir, 'tasks.json'), 'write', () => writeJsonAtomic(join(dir, 'tasks.json'), tasks));
+    const digest = this.digest(summary, tasks, this.trajectoriesBytes(keyHash));
+    guardStorage(join(dir, 'summary.json'), 'write', () => writeJsonAtomic(join(dir, 'summary.json'), { ...summary, digest }));
   }
 }

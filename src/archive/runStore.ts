@@ -31,7 +31,8 @@ export class RunStore {
     if (existsSync(dir)) throw new Error(`run ${id} already exists in ${this.runsDir()}`);
     mkdirSync(dir, { recursive: true });
     writeJsonAtomic(join(dir, 'config.json'), config);
-    this.setCurrent(id);
+    // Not current yet: the engine makes it current once the run has started, so `current-run`
+    // never names a run whose start failed (and was removed).
     return dir;
   }
 

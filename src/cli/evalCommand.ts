@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import { projectSecret } from '../archive/projectSecret.js';
 import { ResultStore } from '../archive/resultStore.js';
 import { InputError } from '../core/errors.js';
 import { domainH0Dir } from '../domains/index.js';
@@ -15,7 +16,7 @@ export async function run(values: Values): Promise<number> {
   const project = resolveProject(values, { harness: domainH0Dir });
   const { config } = project;
   // The CLI runs in the user's own terminal: a trusted place for the domain's code.
-  const domain = await loadProjectDomain(config.domain, { baseDir: project.root, trusted: true, cacheDir: join(project.storeDir, 'cache'), ...(project.configFile ? { configFile: project.configFile } : {}) });
+  const domain = await loadProjectDomain(config.domain, { baseDir: project.root, trusted: true, secret: projectSecret(project.storeDir), cacheDir: join(project.storeDir, 'cache'), ...(project.configFile ? { configFile: project.configFile } : {}) });
   const harnessDir = typeof values.harness === 'string' ? resolve(values.harness) : config.harness;
   const split = (typeof values.split === 'string' ? values.split : config.evaluation.split) as Split;
   if (!SPLITS.includes(split)) throw new InputError({ file: '(command line)', field: '--split' }, `must be one of ${SPLITS.join(', ')}`);
@@ -48,6 +49,7 @@ export async function run(values: Values): Promise<number> {
       concurrency,
       limit,
       onProgress: (d, t) => progress.update(d, t),
+      onInfra: (i) => console.error(`infrastructure failure (${i.source}) on ${i.taskId}#${i.sampleIndex}, attempt ${i.attempt}: ${i.message}${i.willRetry ? ' — not scored, retrying' : ''}`),
     });
     const s = result.summary;
     if (values.json) {
@@ -60,6 +62,7 @@ export async function run(values: Values): Promise<number> {
       console.log(result.cacheHit ? 'cache hit: answered from the run store, 0 new rollouts' : `${result.newRollouts} new rollouts in ${(s.wallMs / 1000).toFixed(1)} s`);
       console.log(`per-task results: ${join(new ResultStore(project.storeDir).dirFor(s.keyHash), 'tasks.json')}`);
       console.log(`trajectories:     ${result.trajectoriesFile}`);
+      if (s.infraRetried) console.log(`infrastructure failures: ${s.infraRetried} rollout(s) failed on infrastructure and were run again (not scored)`);
     }
     return 0;
   } finally {

@@ -2,6 +2,7 @@ import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { WhaleConfigSchema } from '../core/config.js';
 import { InputError, WhaleError } from '../core/errors.js';
+import { projectSecret } from '../archive/projectSecret.js';
 import { HarnessArchive } from '../archive/harnessArchive.js';
 import { resourcesDir } from '../domains/common.js';
 import { listDomains, loadDomain } from '../domains/index.js';
@@ -56,6 +57,7 @@ export async function finishProject(dir: string, h0: string): Promise<void> {
   rmSync(join(dir, '.whale', 'current-run'), { force: true });
   // The archive starts with h0, so the side bar shows the harness before the first run.
   const archive = await HarnessArchive.open(join(dir, '.whale', 'archive.git'));
+  projectSecret(join(dir, '.whale')); // generated tasks depend on it (archive/projectSecret.ts)
   await archive.add(h0, { parents: [], message: 'h0: the initial harness', meta: { round: 0, origin: 'seed', hypothesis: 'the initial harness h0' } });
   if (!existsSync(join(dir, '.gitignore'))) writeFileSync(join(dir, '.gitignore'), '.whale/\n');
 }

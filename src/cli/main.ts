@@ -1,3 +1,4 @@
+import { isStorageFault, storageError } from '../archive/storageError.js';
 import { parseArgs } from 'node:util';
 import { WhaleError, InputError } from '../core/errors.js';
 import { installEnvProxy } from '../core/proxy.js';
@@ -103,6 +104,10 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof WhaleError) {
       console.error(`whale ${name}: ${e.message}`);
       return EXIT.failed;
+    }
+    if (isStorageFault(e) && e.path) {
+      console.error(`whale ${name}: ${storageError(e, e.path, 'use').message}`);
+      return 1;
     }
     console.error(`whale ${name}: internal error\n${(e as Error).stack ?? String(e)}`);
     return EXIT.failed;

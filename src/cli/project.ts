@@ -1,7 +1,8 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { WhaleConfigSchema, loadConfig, type WhaleConfig } from '../core/config.js';
-import { InputError } from '../core/errors.js';
+import { InputError, type InputLocation } from '../core/errors.js';
+import { listDomains } from '../domains/index.js';
 
 export interface Project {
   /** The config file, or undefined when the project was described by flags alone. */
@@ -41,15 +42,23 @@ const NO_PROJECT = `not in a WHALE project: no ${CONFIG_NAME} here or in any fol
  */
 export function resolveProject(values: Record<string, string | boolean | undefined>, defaults: { domain?: string; harness?: (domain: string) => string } = {}): Project {
   const configFile = findConfig(values);
+  const flagHarness = typeof values.harness === 'string' ? resolve(values.harness) : undefined;
+  if (flagHarness) checkFolder(flagHarness, { file: '(command line)', field: '--harness' });
   if (configFile) {
     const config = loadConfig(configFile);
     const root = dirname(configFile);
-    if (typeof values.domain === 'string' && values.domain !== config.domain.id) throw cli('--domain', `'${values.domain}' conflicts with ${configFile} (domain '${config.domain.id}'): drop --domain, or run outside the project`);
+    if (typeof values.domain === 'string' && values.domain !== config.domain.id) throw cli('--domain', `'${values.domain}' conflicts with ${configFile} (domain '${config.domain.id ?? 'its own'}'): drop --domain, or run outside the project`);
+    // What the schema cannot know, checked before anything touches the store (a user's module or
+    // data domain is checked when it loads).
+    if (config.domain.id !== undefined) checkDomain(config.domain.id, { file: configFile, field: 'domain.id' });
+    // Only commands that run a harness (they pass a harness default) need its folder.
+    if (!flagHarness && defaults.harness) checkFolder(resolve(root, config.harness), { file: configFile, field: 'harness' });
     return { configFile, root, config: { ...config, harness: resolve(root, config.harness) }, storeDir: resolve(root, typeof values.store === 'string' && values.store ? values.store : config.store) };
   }
   const domain = typeof values.domain === 'string' ? values.domain : defaults.domain;
   if (!domain) throw cli('--domain', `${NO_PROJECT}, or name a domain with --domain: see \`whale domains\`)`);
-  const harness = typeof values.harness === 'string' ? resolve(values.harness) : defaults.harness?.(domain);
+  checkDomain(domain, { file: '(command line)', field: '--domain' });
+  const harness = flagHarness ?? defaults.harness?.(domain);
   const config = WhaleConfigSchema.parse({ name: 'cli', domain: { id: domain }, harness: harness ?? '.' });
   return { root: process.cwd(), config, storeDir: resolve(typeof values.store === 'string' ? values.store : '.whale') };
 }
@@ -60,6 +69,21 @@ export function resolveStoreDir(values: Record<string, string | boolean | undefi
   const configFile = findConfig(values);
   if (!configFile) throw cli('--config', `${NO_PROJECT}, or name a run store with --store DIR)`);
   return resolve(dirname(configFile), loadConfig(configFile).store);
+}
+
+function checkDomain(id: string, at: InputLocation): void {
+  const known = listDomains().map((d) => d.id);
+  if (!known.includes(id)) throw new InputError(at, `unknown domain '${id}' (known domains: ${known.join(', ')})`);
+}
+
+function checkFolder(dir: string, at: InputLocation): void {
+  let isDir = false;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    throw new InputError(at, `the harness folder ${dir} does not exist`);
+  }
+  if (!isDir) throw new InputError(at, `${dir} is not a folder (a harness is a folder with harness.json)`);
 }
 
 export function intFlag(values: Record<string, string | boolean | undefined>, name: string): number | undefined {

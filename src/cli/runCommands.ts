@@ -59,6 +59,7 @@ function summarise(o: StepOutcome, runId: string): void {
   if (s.best) console.log(`  best pair on validation: ${(100 * s.best.mean).toFixed(1)}% ± ${(100 * s.best.se).toFixed(1)} (${chosenWhere(s.best.phase)})`);
   if (s.test) console.log(`  sealed test of the best pair: mean@${s.test.k} ${(100 * s.test.mean).toFixed(1)}% ± ${(100 * s.test.se).toFixed(1)}`);
   console.log(`  ledger: training ${l.trainingRollouts}, search ${l.searchRollouts}, evaluation ${l.evalRollouts} rollouts; proposer $${l.proposerDollars.toFixed(2)}; wall ${(l.wallMs / 1000).toFixed(0)} s`);
+  if (s.infraFailures) console.log(`  infrastructure failures: ${s.infraFailures} unit(s) stopped by a backend, tool service or verifier failure (not scored; resumed by --resume)`);
 }
 
 async function openOrCreate(values: Values, hooks: ReturnType<typeof terminalHooks>): Promise<Engine> {
@@ -81,6 +82,9 @@ export async function runRun(values: Values): Promise<number> {
     console.error(`whale run: ${engine.runId}`);
     report(values, await engine.run(), engine.runId);
     return 0;
+  } catch (e) {
+    engine.noteFailure(e);
+    throw e;
   } finally {
     await engine.close();
   }
@@ -94,6 +98,9 @@ export async function runStep(values: Values): Promise<number> {
   try {
     report(values, await engine.run({ maxPhases: 1 }), engine.runId);
     return 0;
+  } catch (e) {
+    engine.noteFailure(e);
+    throw e;
   } finally {
     await engine.close();
   }

@@ -18,6 +18,7 @@ export const SandboxLimitsSchema = z
     outputBytes: z.number().int().positive().default(1_000_000).describe('bytes the harness may write on the protocol'),
     maxTurns: z.number().int().positive().default(16).describe('model calls per rollout (hard cap, above any harness setting)'),
     maxTokens: z.number().int().positive().default(4096).describe('completion tokens per rollout'),
+    allowUnconfined: z.boolean().optional().describe('run command (non-Node) harnesses even where neither bubblewrap nor user namespaces can confine them: they can then read your files and the engine environment. Off by default: such harnesses are refused'),
   })
   .strict();
 export type SandboxLimits = z.infer<typeof SandboxLimitsSchema>;
@@ -306,6 +307,9 @@ export const WhaleConfigSchema = z
   .strict();
 export type WhaleConfig = z.infer<typeof WhaleConfigSchema>;
 
+/** A config is a few KB; this cap refuses a runaway file before it is read. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
 export function loadConfig(file: string): WhaleConfig {
-  return readJsonWithSchema(file, WhaleConfigSchema);
+  return readJsonWithSchema(file, WhaleConfigSchema, MAX_CONFIG_BYTES);
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import * as jsonc from 'jsonc-parser';
 import type { z } from 'zod';
 import { InputError } from './errors.js';
@@ -57,11 +57,17 @@ export function parseJsonWithSchema<T extends z.ZodType>(text: string, file: str
   );
 }
 
-export function readJsonWithSchema<T extends z.ZodType>(file: string, schema: T): z.output<T> {
+/** Reads and validates a JSON file; one larger than `maxBytes` is refused before it is read. */
+export function readJsonWithSchema<T extends z.ZodType>(file: string, schema: T, maxBytes?: number): z.output<T> {
   let text: string;
   try {
+    if (maxBytes !== undefined) {
+      const size = statSync(file).size;
+      if (size > maxBytes) throw new InputError({ file }, `is ${size} bytes; the limit is ${maxBytes} bytes`);
+    }
     text = readFileSync(file, 'utf8');
   } catch (e) {
+    if (e instanceof InputError) throw e;
     throw new InputError({ file }, `cannot read file (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
   }
   return parseJsonWithSchema(text, file, schema);

@@ -9,6 +9,9 @@ export const KnobSpec = z.union([
 export type KnobSpec = z.infer<typeof KnobSpec>;
 
 /** `harness.json`: what a candidate is and how to run it. */
+/** harness.json is a small manifest (prompt strings included); anything larger is refused unread. */
+export const MAX_MANIFEST_BYTES = 1024 * 1024;
+
 export const HarnessManifest = z
   .object({
     name: z.string().min(1),

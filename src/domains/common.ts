@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
@@ -41,9 +42,20 @@ export function parseOptions(domainId: string, options: unknown): BuiltinDomainO
   throw new InputError({ file: 'whale.config.json', field }, `${issue.message} (options of domain '${domainId}': tasksFile, sizes)`);
 }
 
-/** Per-split seed: distinct for every (domain, split), fixed forever (the splits are part of the benchmark). */
-export function splitSeed(domainId: string, split: Split, index: number): number {
-  return hashSeed(`whale:${domainId}:${split}:v1:${index}`);
+/**
+ * Per-split seed: distinct for every (domain, split). With the project's secret (the engine always
+ * passes it) it is an HMAC of the secret, so the public generator and a public id re-derive nothing;
+ * without one (unit tests, the shipped model's training scripts) it is the fixed public seed.
+ */
+export function splitSeed(domainId: string, split: Split, index: number, secret?: string): number {
+  if (secret === undefined) return hashSeed(`whale:${domainId}:${split}:v1:${index}`);
+  return createHmac('sha256', secret).update(`seed:${domainId}:${split}:${index}`).digest().readUInt32BE(0);
+}
+
+/** A generated task's public id: its position without a secret, else an HMAC that reveals nothing. */
+export function generatedTaskId(domainId: string, split: Split, index: number, secret?: string): string {
+  if (secret === undefined) return `${domainId}-${split}-${String(index).padStart(4, '0')}`;
+  return `${domainId}-${split}-${createHmac('sha256', secret).update(`id:${domainId}:${split}:${index}`).digest('hex').slice(0, 12)}`;
 }
 
 /**

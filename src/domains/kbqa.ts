@@ -13,6 +13,7 @@ import {
   harnessDir,
   loadTaskLines,
   splitSeed,
+  generatedTaskId,
 } from './common.js';
 import { type Fact, KBQA_FEEDBACK, KBQA_INSTRUCTIONS, kbqaQuestion, normaliseAnswer, observationText } from './text.js';
 import { materialiseSync } from './definition.js';
@@ -186,13 +187,13 @@ export const kbqaDefinition = defineDomain<BuiltinDomainOptions, KbqaPrivate>({
   summary: '1- and 2-hop questions answered through an imperfect search tool; the harness decides most of the success.',
   regime: 'harness-dominated',
   options: BuiltinDomainOptions,
-  tasks({ options, baseDir }) {
+  tasks({ options, baseDir, secret }) {
     if (options.tasksFile) {
       const fromFile = loadKbqaFile(options.tasksFile, { baseDir });
       return { weight: inputsOf(fromFile.weight), harness: inputsOf(fromFile.harness), val: inputsOf(fromFile.val), test: inputsOf(fromFile.test) };
     }
     const sizes = effectiveSizes(KBQA_SIZES, options);
-    const gen = (split: Split) => () => inputsOf(Array.from({ length: sizes[split] }, (_, i) => generateKbqaTask(new Rng(splitSeed(KBQA_ID, split, i)), `kbqa-${split}-${String(i).padStart(4, '0')}`, split)));
+    const gen = (split: Split) => () => inputsOf(Array.from({ length: sizes[split] }, (_, i) => generateKbqaTask(new Rng(splitSeed(KBQA_ID, split, i, secret)), generatedTaskId(KBQA_ID, split, i, secret), split)));
     return { weight: gen('weight'), harness: gen('harness'), val: gen('val'), test: gen('test') };
   },
   tools: [{ ...searchTool, call: (args, task) => searchTool.call(args, task as unknown as Task) }],

@@ -12,6 +12,7 @@ import {
   harnessDir,
   loadTaskLines,
   splitSeed,
+  generatedTaskId,
 } from './common.js';
 import { type RolloutText } from './common.js';
 import { type Fact, RAMBLE_INSTRUCTIONS, rambleQuestion, wordsOf } from './text.js';
@@ -101,13 +102,13 @@ export const rambleDefinition = defineDomain<BuiltinDomainOptions, RamblePrivate
   summary: 'copy a value stated in the question in one 24-token call; the base model rambles, only training fixes it.',
   regime: 'weight-dominated',
   options: BuiltinDomainOptions,
-  tasks({ options, baseDir }) {
+  tasks({ options, baseDir, secret }) {
     if (options.tasksFile) {
       const fromFile = loadRambleFile(options.tasksFile, { baseDir });
       return { weight: inputsOf(fromFile.weight), harness: inputsOf(fromFile.harness), val: inputsOf(fromFile.val), test: inputsOf(fromFile.test) };
     }
     const sizes = effectiveSizes(RAMBLE_SIZES, options);
-    const gen = (split: Split) => () => inputsOf(Array.from({ length: sizes[split] }, (_, i) => generateRambleTask(new Rng(splitSeed(RAMBLE_ID, split, i)), `ramble-${split}-${String(i).padStart(4, '0')}`, split)));
+    const gen = (split: Split) => () => inputsOf(Array.from({ length: sizes[split] }, (_, i) => generateRambleTask(new Rng(splitSeed(RAMBLE_ID, split, i, secret)), generatedTaskId(RAMBLE_ID, split, i, secret), split)));
     return { weight: gen('weight'), harness: gen('harness'), val: gen('val'), test: gen('test') };
   },
   tools: [],

@@ -1,11 +1,13 @@
 import { existsSync, rmSync } from 'node:fs';
 import { validationLabel } from '../core/phaseLabels.js';
 import { join } from 'node:path';
+import { acquireLock, type HeldLock } from '../archive/fileLock.js';
 import { HarnessArchive } from '../archive/harnessArchive.js';
+import { projectSecret } from '../archive/projectSecret.js';
 import { ResultStore } from '../archive/resultStore.js';
 import { RunStore, newRunId } from '../archive/runStore.js';
 import type { WhaleConfig } from '../core/config.js';
-import { WhaleError } from '../core/errors.js';
+import { InfraError, WhaleError } from '../core/errors.js';
 import { hashSeed } from '../core/rng.js';
 import { loadProjectDomain, type ProjectDomain } from '../domains/load.js';
 import { HarnessRuntime } from '../harness/runtime.js';
@@ -32,7 +34,7 @@ export interface EngineProject {
 
 /** The engine runs in the CLI process (the user's terminal, or one the extension starts only in a trusted workspace): domain code may run. */
 function projectDomainContext(project: EngineProject) {
-  return { baseDir: project.root, trusted: true, cacheDir: join(project.storeDir, 'cache'), ...(project.configFile.startsWith('(') ? {} : { configFile: project.configFile }) };
+  return { baseDir: project.root, trusted: true, secret: projectSecret(project.storeDir), cacheDir: join(project.storeDir, 'cache'), ...(project.configFile.startsWith('(') ? {} : { configFile: project.configFile }) };
 }
 
 export interface EngineHooks {
@@ -55,6 +57,9 @@ export interface StepOutcome {
  * in the journal or the result store before it moves on, so a killed engine resumes where it was.
  */
 export class Engine {
+  /** This engine's claim to be the run's only writer (released by close()). */
+  private writerLock: HeldLock | undefined;
+
   private constructor(
     private readonly ctx: RunContext,
     private readonly proposer: Proposer,
@@ -94,6 +99,20 @@ export class Engine {
   static async open(project: EngineProject, runId: string, hooks: EngineHooks = {}): Promise<Engine> {
     const runs = new RunStore(project.storeDir);
     if (!existsSync(runs.runDir(runId))) throw new WhaleError(`no run '${runId}' in ${runs.runsDir()}`);
+    // One writer per run, whoever else (a terminal, the extension, another container) tries too.
+    const writerLock = acquireLock(join(runs.runDir(runId), 'engine.lock'), `run ${runId}`, { purpose: `whale ${process.argv.slice(2).join(' ')}`.trim() });
+    try {
+      const engine = await Engine.openLocked(project, runId, hooks);
+      engine.writerLock = writerLock;
+      return engine;
+    } catch (e) {
+      writerLock.release();
+      throw e;
+    }
+  }
+
+  private static async openLocked(project: EngineProject, runId: string, hooks: EngineHooks): Promise<Engine> {
+    const runs = new RunStore(project.storeDir);
     const config = runs.config<WhaleConfig>(runId);
     const journal = new Journal(runs.journalFile(runId));
     // The snapshot names the domain as the config did (relative paths against the project folder); a
@@ -146,10 +165,19 @@ export class Engine {
     return engine;
   }
 
+  /** Journals an infrastructure failure that stopped a unit, so status and reports can count them. */
+  noteFailure(e: unknown): void {
+    if (e instanceof InfraError) this.ctx.journal.append('infra_failure', { source: e.source, message: e.message });
+  }
+
   async close(): Promise<void> {
-    await this.ctx.runtime.close();
-    await this.ctx.backend.close();
-    await this.domain.close();
+    try {
+      await this.ctx.runtime.close();
+      await this.ctx.backend.close();
+      await this.domain.close();
+    } finally {
+      this.writerLock?.release();
+    }
   }
 
   /**

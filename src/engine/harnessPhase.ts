@@ -51,6 +51,7 @@ async function evaluateOnSearchTasks(ctx: RunContext, treeHash: string, k: numbe
     phase: String(phase),
     signal: ctx.signal,
     onProgress: (d, t) => ctx.progress(`phase ${phase} ${label} ${treeHash.slice(0, 8)}`, d, t),
+    onInfra: (i) => ctx.log(`  infrastructure failure (${i.source}) on ${i.taskId}#${i.sampleIndex}: ${i.message}${i.willRetry ? ' — not scored, retrying' : ''}`),
   });
 }
 

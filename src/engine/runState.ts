@@ -33,6 +33,8 @@ export interface RunState {
   best?: { version: string; harness: string; mean: number; se: number; phase: number };
   finished?: { reason: string };
   test?: { mean: number; se: number; k: number };
+  /** Units stopped by an infrastructure failure (backend, tool service, verifier), each resumed or to resume. */
+  infraFailures?: number;
 }
 
 const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : 0);
@@ -126,6 +128,9 @@ export function foldRun(entries: readonly JournalEntry[]): RunState {
       }
       case 'run_completed':
         s.finished = { reason: String(e.reason) };
+        break;
+      case 'infra_failure':
+        s.infraFailures = (s.infraFailures ?? 0) + 1;
         break;
       case 'test_evaluation':
         s.test = { mean: num(e.mean), se: num(e.se), k: num(e.k) };

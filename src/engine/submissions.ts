@@ -9,7 +9,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { HarnessArchive } from '../archive/harnessArchive.js';
 import { readJsonWithSchema } from '../core/jsonFile.js';
-import { HarnessManifest } from '../core/manifest.js';
+import { HarnessManifest, MAX_MANIFEST_BYTES } from '../core/manifest.js';
 import { InputError } from '../core/errors.js';
 
 const SUBMITTED = 'submitted/';
@@ -30,7 +30,7 @@ export async function submitCandidate(archive: HarnessArchive, dir: string, opts
   if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new InputError({ file: folder }, 'not a folder');
   const manifest = join(folder, 'harness.json');
   if (!existsSync(manifest)) throw new InputError({ file: manifest }, 'a candidate folder needs a harness.json');
-  readJsonWithSchema(manifest, HarnessManifest);
+  readJsonWithSchema(manifest, HarnessManifest, MAX_MANIFEST_BYTES);
   const message = opts.message.trim() || 'hand-made candidate';
   const added = await archive.add(folder, {
     parents: opts.parents,

@@ -265,8 +265,13 @@ export function truncated(t: Trajectory): boolean {
 export function stepExamples(trajectories: readonly Trajectory[], batch: readonly Task[], fallback?: TokenizerFallback): TrainExample[] {
   const pos = new Map(batch.map((t, i) => [t.id, i]));
   const at = (t: Trajectory) => pos.get(t.taskId) ?? Number.MAX_SAFE_INTEGER;
-  const accepted = trajectories.filter((t) => t.verdict.pass).sort((a, b) => at(a) - at(b) || a.sampleIndex - b.sampleIndex || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const accepted = trajectories.filter(trainable).sort((a, b) => at(a) - at(b) || a.sampleIndex - b.sampleIndex || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return trajectoriesToExamples(accepted, { fallback }).examples;
+}
+
+/** S⁺: passed by the verifier, and a verdict at all (an infrastructure failure never is, whatever it says). */
+function trainable(t: Trajectory): boolean {
+  return t.verdict.pass && t.termination !== 'infra_error';
 }
 
 function recordFile(store: ResultStore, key: string): string {
@@ -305,7 +310,7 @@ export async function runWeightStep<P extends { treeHash: string }>(ctx: WeightS
   const trajectories = ctx.store.loadTrajectories(ev.summary.keyHash);
   const stale = trajectories.find((t) => t.policyVersion !== versionBefore);
   if (stale) throw new Error(`RSFT step ${ctx.globalStep}: rollout ${stale.id} ran under policy ${stale.policyVersion}, not the frozen ${versionBefore} (was a version published during sampling?)`);
-  const accepted = trajectories.filter((t) => t.verdict.pass);
+  const accepted = trajectories.filter(trainable);
   const base = {
     globalStep: ctx.globalStep,
     tasks: batch.length,

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { register, workspaceRoot } from './commands.js';
 import { runEngine } from './engineProcess.js';
 import type { BackendHealthMonitor } from './backendHealth.js';
+import { backendTrustRefusal, keysForEngine } from './model/backendTrust.js';
 
 const SECRET_NAMES = 'whale.secretNames';
 const LAST_JOB = 'whale.lastRayJob';
@@ -74,12 +75,16 @@ async function askConnect(): Promise<ConnectArgs | undefined> {
 
 export function registerBackendCommands(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, health?: BackendHealthMonitor): void {
   const run = async (title: string, args: string[]) => {
-    const env = await secretEnv(context);
+    const env = keysForEngine(vscode.workspace.isTrusted, await secretEnv(context));
     return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `WHALE: ${title}`, cancellable: true }, (progress, token) =>
       runEngine(context.extensionPath, args, workspaceRoot(), log, { token, onLine: (line) => progress.report({ message: line }), env }),
     );
   };
-  const command = (id: string, handler: () => Promise<unknown>) => register(context, log, id, handler);
+  const command = (id: string, handler: (given?: unknown) => Promise<unknown>) => register(context, log, id, async (given?: unknown) => {
+    const refusal = backendTrustRefusal(id, vscode.workspace.isTrusted);
+    if (refusal) throw new Error(refusal);
+    return handler(given);
+  });
 
   command('whale.backend.checkHealth', async () => {
     const r = await run('checking the backend', ['backend', 'probe', '--config', 'whale.config.json']);

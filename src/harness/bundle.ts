@@ -10,6 +10,7 @@ import { builtinModules } from 'node:module';
 import { join, relative, isAbsolute, resolve as resolvePath } from 'node:path';
 import type { Plugin, Message } from 'esbuild';
 import { InputError } from '../core/errors.js';
+import { IGNORED } from '../core/treeHash.js';
 import { writeFileAtomic } from '../core/atomic.js';
 import { resolveSdkFile } from './assets.js';
 
@@ -19,11 +20,16 @@ export const HARNESS_PROCESS_BUILD = { bundle: true, write: false, platform: 'no
 export interface BundleRequest {
   /** Absolute candidate folder. */
   dir: string;
+  /** The folder `dir` was copied from: error messages name files there. */
+  sourceDir?: string;
   /** Entry path relative to the folder (from harness.json). */
   entry: string;
   treeHash: string;
   cacheDir: string;
 }
+
+/** Folder names the tree hash skips (treeHash.ts): never part of what runs. */
+const UNHASHED = IGNORED;
 
 const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
@@ -58,6 +64,15 @@ function confinePlugin(dir: string, sdkFile: string): Plugin {
     name: 'whale-confine',
     setup(build) {
       build.onResolve({ filter: /^whale-harness$/ }, () => ({ path: sdkFile }));
+      // Relative imports: refused here with the reason, before esbuild's bare "could not resolve".
+      build.onResolve({ filter: /^\.\.?(\/|$)/ }, (args) => {
+        if (args.importer === sdkFile || !args.resolveDir) return undefined;
+        const target = resolvePath(args.resolveDir, args.path);
+        if (!isInside(dir, target)) return { errors: [{ text: `cannot import '${args.path}': it is outside the candidate folder` }] };
+        const skipped = relative(dir, target).split(/[\\/]/).find((part) => UNHASHED.has(part));
+        if (skipped) return { errors: [{ text: `cannot import '${args.path}': ${skipped}/ is not part of the candidate (its identity skips it, so it is not there when the candidate runs); copy the code into the candidate` }] };
+        return undefined;
+      });
       build.onResolve({ filter: /^[^./]/ }, (args) => {
         if (BUILTINS.has(args.path)) return { path: args.path, external: true };
         if (isAbsolute(args.path)) return undefined; // checked in onLoad like any file
@@ -76,7 +91,7 @@ function confinePlugin(dir: string, sdkFile: string): Plugin {
 
 export function bundleCacheFile(req: BundleRequest, esbuildVersion: string): string {
   const sdk = readFileSync(resolveSdkFile());
-  const key = createHash('sha256').update(req.treeHash).update('\0').update(req.entry).update('\0').update(sdk).update('\0').update(esbuildVersion).digest('hex');
+  const key = createHash('sha256').update(req.treeHash).update('\0').update(req.entry).update('\0').update(sdk).update('\0').update(esbuildVersion).update('\0from-materialised-copy').digest('hex'); // bundles built in place (before copies) are not reused
   return join(req.cacheDir, 'bundles', `${req.treeHash.slice(0, 12)}-${key.slice(0, 16)}.mjs`);
 }
 
@@ -110,6 +125,7 @@ export async function bundleCandidate(req: BundleRequest): Promise<string> {
 }
 
 function bundleError(req: BundleRequest, e: unknown): InputError {
+  if (req.sourceDir) req = { ...req, dir: req.sourceDir };
   const errors = (e as { errors?: Message[] }).errors;
   if (!Array.isArray(errors) || errors.length === 0) return new InputError({ file: resolvePath(req.dir, req.entry) }, `cannot bundle: ${String(e)}`);
   return InputError.combine(

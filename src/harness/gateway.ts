@@ -11,7 +11,7 @@
  * private temp folder: a harness inside an empty network namespace can still reach a socket file,
  * and nothing else (SANDBOX.md). Every rule about what a harness may do lives in RolloutSession.
  */
-import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
+import { mkdtempSync, rmSync, chmodSync, readdirSync, statSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -37,7 +37,8 @@ export class Gateway {
     this.port = (tcp.address() as AddressInfo).port;
     if (opts.unixSocket !== false && process.platform !== 'win32') {
       // A short path under the OS temp folder: socket paths are limited to ~108 bytes.
-      this.socketDir = mkdtempSync(join(tmpdir(), 'whale-gw-'));
+      sweepDeadGatewayFolders();
+      this.socketDir = mkdtempSync(join(tmpdir(), `whale-gw-${process.pid}-`));
       chmodSync(this.socketDir, 0o700);
       const path = join(this.socketDir, 'gw.sock');
       const unix = http.createServer((req, res) => void this.handle(req, res));
@@ -151,5 +152,40 @@ async function readJson(req: http.IncomingMessage): Promise<unknown> {
     return JSON.parse(text) as unknown;
   } catch {
     throw new BodyError('request body is not JSON');
+  }
+}
+
+/**
+ * Removes the socket folders of gateways whose engine died without closing them (SIGKILL, a crash):
+ * `whale-gw-<pid>-…` of a pid that no longer runs, and folders in the older unnamed form a day old.
+ */
+export function sweepDeadGatewayFolders(dir = tmpdir()): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.startsWith('whale-gw-'));
+  } catch {
+    return;
+  }
+  const uid = process.getuid?.();
+  for (const name of names) {
+    const full = join(dir, name);
+    try {
+      const st = statSync(full);
+      if (uid !== undefined && st.uid !== uid) continue; // another user's
+      const pid = /^whale-gw-(\d+)-/.exec(name)?.[1];
+      const dead = pid ? !pidRuns(Number(pid)) : Date.now() - st.mtimeMs > 86_400_000;
+      if (dead) rmSync(full, { recursive: true, force: true });
+    } catch {
+      // removed meanwhile
+    }
+  }
+}
+
+function pidRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -65,6 +65,11 @@ export const RunMessage = z.object({
     wallMs: int(),
   }),
   gateway: GatewayInfo,
+  /**
+   * Node harnesses: a secret of this rollout that the bootstrap puts in every frame it writes.
+   * Candidate code never sees it, so a line it writes to stdout cannot pass for the runtime's.
+   */
+  nonce: z.optional(z.string().check(z.maxLength(64))),
 });
 export type RunMessage = z.infer<typeof RunMessage>;
 
@@ -80,21 +85,25 @@ export const ReadyMessage = z.object({
   type: z.literal('ready'),
   protocol: z.literal(PROTOCOL_VERSION),
   runtime: z.optional(maxString(100)),
+  nonce: z.optional(maxString(64)),
 });
 export const LogMessage = z.object({
   type: z.literal('log'),
   message: maxString(MAX_LOG_CHARS),
   data: z.optional(JsonValue),
   level: z.optional(z.enum(['debug', 'info', 'warn', 'error'])),
+  nonce: z.optional(maxString(64)),
 });
 export const ResultMessage = z.object({
   type: z.literal('result'),
   answer: z.nullable(maxString(MAX_ANSWER_CHARS)),
+  nonce: z.optional(maxString(64)),
 });
 export const ErrorMessage = z.object({
   type: z.literal('error'),
   message: maxString(MAX_LOG_CHARS),
   stack: z.optional(maxString(MAX_LOG_CHARS)),
+  nonce: z.optional(maxString(64)),
 });
 
 export const ChildMessage = z.discriminatedUnion('type', [ReadyMessage, LogMessage, ResultMessage, ErrorMessage]);

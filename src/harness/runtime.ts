@@ -13,13 +13,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Sampling, SandboxLimits } from '../core/config.js';
+import { InputError } from '../core/errors.js';
 import type { HarnessEvent, Termination, Trajectory, Verdict } from '../core/trajectory.js';
 import type { Domain, Split, Task } from '../domains/types.js';
 import type { PolicyBackend } from '../policy/types.js';
 import { ensureBootstrap } from './assets.js';
-import { prepareCandidate, type PreparedHarness } from './candidate.js';
+import { MANIFEST_FILE, prepareCandidate, type PreparedHarness } from './candidate.js';
+import { reapOrphanedHarnesses } from './reaper.js';
 import { Gateway } from './gateway.js';
 import type { RunMessage } from './protocol.js';
 import { RolloutSession, type GatewayLimits } from './rolloutSession.js';
@@ -69,6 +71,7 @@ export type ProgressCallback = (done: number, total: number, trajectory: Traject
 export class HarnessRuntime {
   private readonly gateway = new Gateway();
   private started: Promise<string> | undefined;
+  private warnedUnconfined = false;
   private readonly semaphore: Semaphore;
   private readonly live = new Set<WorkerProcess>();
   private closed = false;
@@ -84,13 +87,39 @@ export class HarnessRuntime {
   }
 
   /** Validates and bundles a candidate. Throws InputError (file, field/line) when it is invalid. */
-  prepare(candidateDir: string): Promise<PreparedHarness> {
-    return prepareCandidate(candidateDir, resolve(this.o.cacheDir));
+  async prepare(candidateDir: string): Promise<PreparedHarness> {
+    const prepared = await prepareCandidate(candidateDir, resolve(this.o.cacheDir));
+    if (prepared.runtime === 'command' && this.filesystem === 'open') this.admitUnconfined(prepared);
+    return prepared;
+  }
+
+  /** The isolation a prepared harness runs under (part of the result key). */
+  isolation(prepared: PreparedHarness): Record<string, string> {
+    return { network: this.network, filesystem: prepared.runtime === 'node' ? 'node-permission' : this.filesystem };
+  }
+
+  /**
+   * A command harness with no file-system confinement (no bubblewrap here) can read the user's
+   * files, the engine's environment and the run store: refused unless the config opts in or the
+   * caller asked for an open file system explicitly; the opt-in is announced loudly, once.
+   */
+  private admitUnconfined(prepared: PreparedHarness): void {
+    if (!this.o.limits.allowUnconfined && this.o.filesystem !== 'open') {
+      throw new InputError(
+        { file: join(prepared.sourceDir ?? prepared.dir, MANIFEST_FILE), field: 'runtime' },
+        `a command harness cannot be confined on this host (bubblewrap \`bwrap\` is not available${this.network === 'namespace' ? '' : ', nor user namespaces'}): it would read your files, the engine's environment and the run store. Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap), use a Node harness, or accept the risk with sandbox.allowUnconfined: true in whale.config.json`,
+      );
+    }
+    if (!this.warnedUnconfined) {
+      this.warnedUnconfined = true;
+      process.stderr.write(`\nWARNING: command harnesses run UNCONFINED here (no bubblewrap${this.network === 'namespace' ? '' : ', no network namespace'}; sandbox.allowUnconfined is set): harness code can read every file you can, the engine's environment (API keys) and the run store${this.network === 'namespace' ? '' : ', and reach the network'}.\n\n`);
+    }
   }
 
   /** Starts the gateway and builds the bootstrap once; resolves to the bootstrap file. */
   private start(): Promise<string> {
     this.started ??= (async () => {
+      reapOrphanedHarnesses(); // left by an engine that died before its harnesses could be stopped
       await this.gateway.start();
       return ensureBootstrap(resolve(this.o.cacheDir));
     })();
@@ -176,6 +205,8 @@ export class HarnessRuntime {
         tools: session.toolInfos,
         limits: { ...limits, wallMs: this.o.limits.wallMs },
         gateway,
+        // Our bootstrap frames every line with it; candidate code cannot (it never sees it).
+        ...(prepared.runtime === 'node' ? { nonce: randomBytes(16).toString('hex') } : {}),
       };
       worker = new WorkerProcess(plan, this.o.limits, { onLog: (m, data, level) => session.log(m, data, level === 'error' ? 'error' : 'log') });
       this.live.add(worker);

@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync } from 'node:fs';
 import type { SandboxLimits } from '../core/config.js';
+import { ENGINE_MARKER, engineMarker } from './reaper.js';
 
 /** What the host offers, probed once per process. */
 export interface SandboxCapabilities {
@@ -17,6 +18,8 @@ export interface SandboxCapabilities {
   proc: boolean;
   /** bubblewrap (`bwrap`) can build a private mount namespace here: file-system confinement for command harnesses. */
   bwrap: boolean;
+  /** util-linux `setpriv --pdeathsig`: the kernel kills the harness when the engine dies, however it dies. */
+  pdeathsig: boolean;
 }
 
 let probed: SandboxCapabilities | undefined;
@@ -37,7 +40,8 @@ export function sandboxCapabilities(): SandboxCapabilities {
   if (linux && runs('unshare', ['--user', '--map-root-user', '--net', 'true'])) netns = 'userns';
   else if (linux && runs('unshare', ['--net', 'true'])) netns = 'root';
   const bwrap = linux && runs('bwrap', ['--ro-bind', '/', '/', '--unshare-all', '--die-with-parent', 'true']);
-  probed = { prlimit, netns, proc: linux && existsSync('/proc/self/stat'), bwrap };
+  const pdeathsig = linux && runs('setpriv', ['--pdeathsig', 'KILL', '--', 'true']);
+  probed = { prlimit, netns, proc: linux && existsSync('/proc/self/stat'), bwrap, pdeathsig };
   return probed;
 }
 
@@ -86,6 +90,8 @@ export function scrubbedEnv(dir: string, runtime: 'node' | 'command'): Record<st
     PATH: SANDBOX_PATH,
     HOME: dir,
     LANG: process.env.LANG && /^[\w.@-]+$/.test(process.env.LANG) ? process.env.LANG : 'C.UTF-8',
+    // Names the engine (pid and start time, nothing secret) so a later engine can reap this process if it is orphaned.
+    [ENGINE_MARKER]: engineMarker(),
   };
   if (runtime === 'command') {
     // Unbuffered stdout so protocol lines arrive as written; no bytecode files in the candidate folder (its identity).
@@ -101,8 +107,17 @@ function rlimitArgs(limits: SandboxLimits, dataMb: number): string[] {
   return [`--cpu=${soft}:${soft + 1}`, `--data=${dataMb * 1024 * 1024}`];
 }
 
+/**
+ * Outermost: the parent-death signal, so that the process the engine spawned is SIGKILLed by the
+ * kernel when the engine dies (SIGKILL included). What it starts dies with it: unshare's
+ * --kill-child, bwrap's --die-with-parent, or (Node) it starts nothing.
+ */
+function dieWithEngine(caps: SandboxCapabilities): string[] {
+  return caps.pdeathsig ? ['setpriv', '--pdeathsig', 'KILL', '--'] : [];
+}
+
 function wrap(caps: SandboxCapabilities, network: NetworkIsolation, limits: SandboxLimits, dataMb: number, payload: string[], pidNamespace: boolean): string[] {
-  const out: string[] = [];
+  const out: string[] = [...dieWithEngine(caps)];
   if (caps.prlimit) out.push('prlimit', ...rlimitArgs(limits, dataMb), '--');
   if (network === 'namespace') {
     if (!caps.netns) throw new Error('network namespace isolation requested but `unshare` cannot create one here');
@@ -185,7 +200,7 @@ export function planCommandWorker(o: { dir: string; command: string[]; limits: S
   if (o.filesystem === 'confined') {
     // bwrap makes the network and PID namespaces itself, so no unshare around it.
     const sandboxed = bwrapArgs(o.dir, o.socketDir, o.network !== 'namespace');
-    full = [...(caps.prlimit ? ['prlimit', ...rlimitArgs(o.limits, o.limits.memoryMb), '--'] : []), ...sandboxed, ...o.command];
+    full = [...dieWithEngine(caps), ...(caps.prlimit ? ['prlimit', ...rlimitArgs(o.limits, o.limits.memoryMb), '--'] : []), ...sandboxed, ...o.command];
   } else {
     full = wrap(caps, o.network, o.limits, o.limits.memoryMb, o.command, true);
   }

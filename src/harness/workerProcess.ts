@@ -58,6 +58,8 @@ export class WorkerProcess {
   private outputBytes = 0;
   private stderrTail = '';
   private ready = false;
+  /** When set (Node harnesses), every frame must carry it: a line without it was written by candidate code. */
+  private nonce: string | undefined;
   private startupMs: number | undefined;
   private cpuMs = 0;
   private peakRssMb = 0;
@@ -72,6 +74,7 @@ export class WorkerProcess {
 
   /** Spawns the process, sends `run`, and resolves when the rollout is over (the process is then dead or being killed). */
   run(message: RunMessage): Promise<WorkerOutcome> {
+    this.nonce = message.nonce;
     let child: ChildProcess;
     try {
       child = spawn(this.plan.command, this.plan.args, { cwd: this.plan.cwd, env: this.plan.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -145,6 +148,7 @@ export class WorkerProcess {
     const parsed = parseLine(ChildMessage, line);
     if (!parsed.ok) return this.finish('protocol_error', parsed.error);
     const m = parsed.message;
+    if (this.nonce !== undefined && m.nonce !== this.nonce) return this.finish('protocol_error', "a protocol-looking line without this rollout's nonce: written by harness code, not by the runtime");
     switch (m.type) {
       case 'ready':
         if (!this.ready) this.startupMs = performance.now() - this.spawnedAt;
@@ -202,6 +206,10 @@ export class WorkerProcess {
     for (const t of this.timers) clearInterval(t);
     if (this.wallTimer) clearTimeout(this.wallTimer);
     this.killGroup();
+    // Our ends of the pipes: a grandchild that escaped the kill may still hold theirs open, and
+    // must not keep this process (a `whale eval` that is done) waiting for them to close.
+    for (const s of [this.child?.stdin, this.child?.stdout, this.child?.stderr]) s?.destroy();
+    this.child?.unref();
     this.resolveDone(this.outcome);
   }
 

@@ -82,6 +82,7 @@ export async function validateCandidate(candidateDir: string, opts: ValidateOpti
   if (INVALID_TERMINATIONS.has(smoke.termination)) {
     return { ok: false, reasons: [`smoke run on task ${task.id}: ${smoke.termination}${detail}`], smoke, smokeRollouts: 1, warnings };
   }
+  if (smoke.termination === 'infra_error') warnings.push(`smoke run on task ${task.id} hit an infrastructure failure (not the harness's; not a verdict): ${smoke.terminationDetail ?? 'no detail'}`);
   if (smoke.termination === 'error') warnings.push(`smoke run on task ${task.id} ended in an error that is not the harness's (${smoke.terminationDetail ?? 'no detail'})`);
   return { ok: true, prepared, smoke, smokeRollouts: 1, warnings };
 }

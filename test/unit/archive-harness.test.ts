@@ -1,13 +1,17 @@
 // The git-backed harness archive on real git: identity, parents, dedupe, refs, notes, materialize, diff, locking.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ArchiveError, HarnessArchive } from '../../src/archive/harnessArchive.js';
 import { gitTreeHash } from '../../src/core/treeHash.js';
 import { getDomain } from '../../src/domains/index.js';
+
+const tsxLoader = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url));
+const fileLockModule = new URL('../../src/archive/fileLock.ts', import.meta.url).href;
 
 const root = mkdtempSync(join(tmpdir(), 'whale-archive-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -217,9 +221,10 @@ test('writers are serialised: concurrent adds from two archive objects, and a de
   assert.equal(Object.keys(hMeta.meta).filter((k) => k.startsWith('touched')).length, 1);
   assert.equal(existsSync(join(dir, 'whale-archive.lock')), false, 'the lock is released');
 
-  // A lock left by a process that no longer exists is taken over.
-  const dead = execFileSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' }).trim();
-  writeFileSync(join(dir, 'whale-archive.lock'), dead);
+  // A lock left by a process that no longer exists (on this machine, so its pid can be checked) is taken over.
+  const dead = spawnSync(process.execPath, ['--import', tsxLoader, '-e', `import { acquireLock } from ${JSON.stringify(fileLockModule)}; acquireLock(${JSON.stringify(join(dir, 'whale-archive.lock'))}, 'x'); process.exit(0);`]);
+  assert.equal(dead.status, 0, String(dead.stderr));
+  assert.ok(existsSync(join(dir, 'whale-archive.lock')), 'the dead writer left its lock');
   await a.setRef('runs/x/accepted/1', p.treeHash);
   assert.equal(await a.getRef('runs/x/accepted/1'), p.treeHash);
   assert.equal(existsSync(join(dir, 'whale-archive.lock')), false);

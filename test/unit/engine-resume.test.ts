@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RunStore } from '../../src/archive/runStore.js';
@@ -51,6 +52,9 @@ test('a run killed at random moments and resumed ends exactly like an uninterrup
   assert.equal(want.state.finished?.reason, 'schedule complete');
 
   const killed = project();
+  // The same project: generated tasks depend on the project's secret (archive/projectSecret.ts).
+  mkdirSync(join(killed, '.whale'), { recursive: true });
+  copyFileSync(join(straight, '.whale', 'secret'), join(killed, '.whale', 'secret'));
   const rng = new Rng(42);
   let kills = 0;
   for (let attempt = 0; attempt < 40; attempt++) {

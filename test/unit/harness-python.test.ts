@@ -70,9 +70,10 @@ describe('command (Python) harnesses', () => {
       assert.ok(found, JSON.stringify(t));
       assert.ok(!found.env.includes('OPENAI_API_KEY'));
       // LC_CTYPE: Python's C-locale coercion; PWD: bubblewrap's --chdir (the folder itself).
-      assert.deepEqual(found.env.filter((k) => !['LC_CTYPE', 'PWD'].includes(k)), ['HOME', 'LANG', 'PATH', 'PYTHONDONTWRITEBYTECODE', 'PYTHONIOENCODING', 'PYTHONUNBUFFERED']);
-      assert.equal(found.home, fixture('py-probe').replace(/\/$/, ''));
-      assert.equal(found.cwd, fixture('py-probe').replace(/\/$/, ''));
+      assert.deepEqual(found.env.filter((k) => !['LC_CTYPE', 'PWD'].includes(k)), ['HOME', 'LANG', 'PATH', 'PYTHONDONTWRITEBYTECODE', 'PYTHONIOENCODING', 'PYTHONUNBUFFERED', 'WHALE_ENGINE']);
+      // The folder it runs in: the candidate's materialised copy.
+      assert.equal(found.home, prepared.dir);
+      assert.equal(found.cwd, prepared.dir);
       assert.equal(t.termination, 'no_answer');
       assert.equal(t.verdict.score, 0);
     } finally {
@@ -87,6 +88,8 @@ describe('command (Python) harnesses', () => {
     const { rt } = setup({ network: 'namespace', filesystem: 'open' });
     try {
       const prepared = await rt.prepare(fixture('py-probe'));
+      // The candidate runs from its materialised copy: plant the file next to that.
+      writeFileSync(join(dirname(prepared.dir), 'answers.json'), '{}');
       const t = await rt.rollout({ ...prepared, knobs: { port, spawnEscaper: true } }, fixtureTasks('val', 1)[0], { sampleIndex: 0, seed: 0 });
       const found = t.events.find((e) => e.message === 'probe')?.data as { tcp: string; readOutside: string };
       assert.match(found.tcp, /^denied/);

@@ -58,14 +58,15 @@ describe('harness sandbox', () => {
     const planted = { ANTHROPIC_API_KEY: 'sk-ant-PLANTED', OPENAI_API_KEY: 'sk-PLANTED', WHALE_SECRET: 'PLANTED-SECRET', NODE_OPTIONS: '--require /tmp/evil.js' };
     Object.assign(process.env, planted);
     try {
-      const t = await runAlongside(rt, await rt.prepare(fixture('env')));
+      const prepared = await rt.prepare(fixture('env'));
+      const t = await runAlongside(rt, prepared);
       const env = JSON.parse(t.finalAnswer ?? '{}') as Record<string, string>;
       for (const [k, v] of Object.entries(planted)) {
         assert.equal(env[k], undefined, `${k} leaked`);
         assert.ok(!(t.finalAnswer ?? '').includes(v));
       }
-      assert.deepEqual(Object.keys(env).sort(), ['HOME', 'LANG', 'PATH']);
-      assert.equal(env.HOME, fixture('env').replace(/\/$/, ''));
+      assert.deepEqual(Object.keys(env).sort(), ['HOME', 'LANG', 'PATH', 'WHALE_ENGINE']);
+      assert.equal(env.HOME, prepared.dir); // its materialised copy
       // Its "answer" never came from the model: the fixture domain's rule scores it 0.
       assertFailed(t, 'rule_violation', /does not appear in any model completion/);
     } finally {

@@ -9,6 +9,7 @@
  * `ctx.chat` / `ctx.tool` are HTTP calls to the recording gateway. Built by esbuild into one file
  * (see assets.ts); it must not import anything from the engine beyond the protocol.
  */
+import fs from 'node:fs';
 import http from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { format } from 'node:util';
@@ -17,10 +18,22 @@ import type { ChildMessage } from '../protocol.js';
 import type { ChatOptions, ChatReply, HarnessContext, HarnessDefinition, HarnessMessage } from '../sdk.js';
 import { installNetworkGuard } from './netGuard.js';
 
-// Our own handle on stdout: the candidate may replace process.stdout.write, the protocol must not care.
-const writeOut = process.stdout.write.bind(process.stdout);
+// Protocol frames go straight to fd 1 with fs.writeSync captured before any candidate code loads:
+// no stream object the candidate could patch to read them (and learn the nonce) or reorder them.
+const writeSync = fs.writeSync;
+let nonce: string | undefined;
+function writeOut(text: string): void {
+  const bytes = Buffer.from(text);
+  for (let off = 0; off < bytes.length; ) {
+    try {
+      off += writeSync(1, bytes, off);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+    }
+  }
+}
 const send = (m: ChildMessage): void => {
-  writeOut(encodeMessage(m));
+  writeOut(encodeMessage(nonce ? { ...m, nonce } : m));
 };
 
 function clip(s: string, n = MAX_LOG_CHARS): string {
@@ -41,9 +54,18 @@ function safeData(data: unknown): unknown {
 
 /** The last message of a process: exit only once it is written (pipes are asynchronous on some platforms). */
 function sendThenExit(m: ChildMessage, code: number): void {
-  writeOut(encodeMessage(m), () => process.exit(code));
-  setTimeout(() => process.exit(code), 2000).unref();
+  send(m); // synchronous: written when this returns
+  process.exit(code);
 }
+
+// Dies with the engine where the kernel's parent-death signal is not available (not Linux): once
+// the parent is gone the process is re-parented, and its ppid changes. Captured before any candidate
+// code runs; process.exit is captured too, so a candidate that replaces it cannot stay behind.
+const engineParent = process.ppid;
+const exitNow = process.exit.bind(process);
+setInterval(() => {
+  if (process.ppid !== engineParent) exitNow(1);
+}, 1000).unref();
 
 let failed = false;
 function fail(message: string, stack?: string): never {
@@ -146,6 +168,7 @@ function pickDefinition(mod: Record<string, unknown>): HarnessDefinition {
 }
 
 async function start(run: RunMessage, bundle: string): Promise<void> {
+  nonce = run.nonce;
   const gw = new URL(run.gateway.baseUrl);
   installNetworkGuard({ socketPath: run.gateway.socketPath, host: gw.hostname, port: run.gateway.socketPath ? undefined : Number(gw.port) });
   const mod = (await import(pathToFileURL(bundle).href)) as Record<string, unknown>;
