@@ -11,6 +11,7 @@
  * never loads a version twice under two names. The newest `keepLoaded` published versions stay
  * loaded; older ones are unloaded (their folders stay, so a later use reloads them on demand).
  */
+import { unpackedAdapterPath } from './unpack.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { writeJsonAtomic } from '../../core/atomic.js';
@@ -117,7 +118,7 @@ export class VllmLoraPublisher {
 
   private async load(a: PublishedAdapter, signal?: AbortSignal): Promise<void> {
     try {
-      await this.http.post('/load_lora_adapter', { lora_name: a.name, lora_path: a.path }, { signal });
+      await this.http.post('/load_lora_adapter', { lora_name: a.name, lora_path: unpackedAdapterPath(a.path) }, { signal });
     } catch (e) {
       if (!(e instanceof BackendHttpError && /already been loaded/i.test(e.message))) {
         const why = e instanceof Error ? e.message : String(e);
