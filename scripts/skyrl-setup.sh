@@ -13,7 +13,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SKYRL_VERSION="${SKYRL_VERSION:-0.3.0}"
 DIR="${WHALE_SKYRL_DIR:-$HOME/.cache/whale-ci/skyrl-$SKYRL_VERSION}"
-STAMP="skyrl[tinker,jax]==$SKYRL_VERSION uv transformers tiny-qwen3-v1"
+STAMP="skyrl[tinker,jax]==$SKYRL_VERSION uv transformers tiny-qwen3-v2"
 say() { echo "[skyrl-setup] $*" >&2; }
 
 if [ ! -f "$DIR/.installed" ] || [ "$(cat "$DIR/.installed")" != "$STAMP" ]; then

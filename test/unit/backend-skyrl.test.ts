@@ -101,9 +101,9 @@ test('tinker client × SkyRL 0.3.0 (real server, tiny Qwen3)', { skip, timeout: 
 
     await t.test('RSFT on "yes<|im_end|>" trains: the greedy reply becomes "yes" and stops at the end-of-turn token', async () => {
       const before = await backend.chat({ messages: PROMPT, params: { temperature: 0, max_tokens: 8 } });
-      const r = await backend.train(examples, { learningRate: 0.05, minibatchSize: 4, epochs: 8 });
-      lap(`8 optimizer steps (losses ${r.losses.map((x) => x.toFixed(2)).join(' ')})`);
-      assert.equal(r.optimizerSteps, 8);
+      const r = await backend.train(examples, { learningRate: 0.02, minibatchSize: 4, epochs: 12 });
+      lap(`12 optimizer steps (losses ${r.losses.map((x) => x.toFixed(2)).join(' ')})`);
+      assert.equal(r.optimizerSteps, 12);
       assert.ok(r.losses.at(-1)! < r.losses[0] / 4, `the loss fell: ${r.losses.join(' ')}`);
       await backend.publish(r.version);
       const after = await backend.chat({ messages: PROMPT, params: { temperature: 0, max_tokens: 8 } });

@@ -103,6 +103,21 @@ export class EmbeddedTinkerService {
       }
       case '/session_heartbeat':
         return ok({ type: 'session_heartbeat' });
+      case '/client/config':
+        // The official SDK's first request (tinker >= 0.20); SkyRL answers the same.
+        return ok({ pjwt_auth_enabled: false });
+      case '/unload_model': {
+        // Frees the training model once its queued requests have run (its saved versions stay samplable).
+        const b = parse(GetInfoBody, body, route);
+        const m = this.model(b.model_id);
+        return this.once(route, idempotencyKey, () =>
+          this.enqueue(m, async () => {
+            this.models.delete(m.id);
+            this.dispose(m);
+            return { type: 'unload_model', model_id: m.id };
+          }),
+        );
+      }
       case '/telemetry':
         return ok({ status: 'accepted' });
       case '/get_info': {

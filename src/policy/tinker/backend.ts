@@ -293,7 +293,7 @@ export class TinkerBackend implements PolicyBackend {
 
   /** The server no longer has our model (restarted, or expired it). */
   private forgotten(e: unknown): boolean {
-    return e instanceof BackendHttpError && (e.status === 404 || e.status === 400) && /not loaded|model not found|session not found|model_\w+ not found/i.test(e.message);
+    return e instanceof BackendHttpError && (e.status === 404 || e.status === 400) && /not loaded|model not found|session (\S+ )?not found/i.test(e.message);
   }
 
   private forget(): void {
