@@ -74,6 +74,9 @@ const ChatBody = z.object({
   logprobs: z.boolean().optional(),
   top_logprobs: z.number().int().optional(),
   return_token_ids: z.boolean().optional(),
+  // Parsed only to be refused: a field zod would drop would be silently ignored.
+  tools: z.array(z.unknown()).nullable().optional(),
+  tool_choice: z.unknown().optional(),
 });
 
 class HttpError extends Error {
@@ -167,6 +170,8 @@ async function chatCompletions(backend: ServableBackend, req: IncomingMessage, r
   }
   const body = parsed.data;
   if (body.stream) throw new HttpError(400, 'stream: true is not supported by the embedded backend; send stream: false (or omit it)', 'invalid_request_error', 'unsupported_parameter', 'stream');
+  if (body.top_logprobs !== undefined && body.top_logprobs > 0) throw new HttpError(400, `top_logprobs must be 0 (got ${body.top_logprobs}): the embedded backend returns the chosen token's logprob only (logprobs: true)`, 'invalid_request_error', 'unsupported_parameter', 'top_logprobs');
+  if (body.tools?.length) throw new HttpError(400, 'tools are not supported by the embedded backend (no tool-call parsing): describe tools in the prompt and parse the reply, as WHALE harnesses do', 'invalid_request_error', 'unsupported_parameter', 'tools');
   if (body.n !== undefined && body.n !== 1) throw new HttpError(400, `n must be 1 (got ${body.n}); send separate requests for more samples`, 'invalid_request_error', 'unsupported_parameter', 'n');
   if (!backend.hasVersion(body.model)) {
     throw new HttpError(404, `the model ${JSON.stringify(body.model)} does not exist: use "current" or a policy version id from GET /v1/models`, 'invalid_request_error', 'model_not_found', 'model');
