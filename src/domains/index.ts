@@ -10,7 +10,7 @@ import type { Domain } from './types.js';
 export type { Domain } from './types.js';
 export type { DomainContext } from './common.js';
 
-interface Entry {
+export interface DomainEntry {
   id: string;
   title: string;
   regime: Domain['regime'];
@@ -19,7 +19,7 @@ interface Entry {
   create(options: unknown, ctx: DomainContext): Domain | Promise<Domain>;
 }
 
-const REGISTRY: readonly Entry[] = [
+const REGISTRY: readonly DomainEntry[] = [
   {
     id: KBQA_ID,
     title: 'kbqa — multi-hop questions over a fresh knowledge base',
@@ -35,6 +35,15 @@ const REGISTRY: readonly Entry[] = [
     create: (o, c) => createRambleDomain(parseOptions(RAMBLE_ID, o), c),
   },
 ];
+
+/**
+ * Adds a domain to the registry for this process (a test's own domain, or an embedder's). The
+ * built-ins cannot be replaced.
+ */
+export function registerDomain(entry: DomainEntry): void {
+  if (REGISTRY.some((e) => e.id === entry.id)) throw new WhaleError(`domain '${entry.id}' is already registered`);
+  (REGISTRY as DomainEntry[]).push(entry);
+}
 
 /** The built-in domains (id, title, regime, one-line summary). */
 export function listDomains(): { id: string; title: string; regime: Domain['regime']; summary: string }[] {

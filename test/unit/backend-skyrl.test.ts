@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,9 @@ import { unpackedAdapterPath } from '../../src/policy/split/unpack.js';
 import type { TrainExample } from '../../src/policy/types.js';
 import { skyrlSkipReason, startSkyrl, type SkyrlServer } from './skyrl-helpers.js';
 import { whale } from './serve-helpers.js';
+import { getDomain } from '../../src/domains/index.js';
+import { RunStore } from '../../src/archive/runStore.js';
+import { Journal } from '../../src/engine/journal.js';
 
 const skip = skyrlSkipReason();
 if (skip) console.log(`# backend-skyrl: skipped — ${skip}`);
@@ -199,4 +202,64 @@ test('tinker client × SkyRL 0.3.0 (real server, tiny Qwen3)', { skip, timeout: 
     }
   });
   await server.stop();
+});
+
+const cli = fileURLToPath(new URL('./skyrl-cli.ts', import.meta.url));
+function whaleCoin(args: string[], cwd: string): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, ['--import', tsx, cli, ...args], { cwd, encoding: 'utf8', timeout: 1_200_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+test('whale CLI × SkyRL: a weight-only run trains (accepted > 0), its second phase in a new process, a --resume after a server restart', { skip, timeout: 2_400_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'whale-skyrl-run-'));
+  const t0 = Date.now();
+  const lap = (what: string) => console.log(`# backend-skyrl (run): ${what} at ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  let server = await startSkyrl(join(dir, 'server'), { maxLoraAdapters: 4 });
+  const project = join(dir, 'project');
+  mkdirSync(project);
+  cpSync(getDomain('ramble').h0Dir, join(project, 'h0'), { recursive: true });
+  writeFileSync(
+    join(project, 'whale.config.json'),
+    JSON.stringify({
+      name: 'skyrl',
+      method: 'weight-only',
+      domain: { id: 'coin', options: { sizes: { weight: 8, harness: 4, val: 4, test: 4 } } },
+      harness: 'h0',
+      backend: { kind: 'tinker', baseUrl: server.url, baseModel: server.baseModel, tokenizer: join(server.baseModel, 'tokenizer.json'), loraRank: 8 },
+      evaluation: { k: 1, concurrency: 8 },
+      rsft: { batchPrompts: 4, groupSize: 2, minibatch: 4, learningRate: 0.001 },
+      schedule: { epochs: 0.5, iterations: 3, cycles: 1 },
+      sandbox: { wallMs: 600_000, cpuMs: 120_000 },
+    }),
+  );
+  const journal = () => {
+    const runs = new RunStore(join(project, '.whale'));
+    const id = runs.current();
+    return id ? [...new Journal(runs.journalFile(id)).all()] : [];
+  };
+  try {
+    const first = whaleCoin(['step', '--new'], project);
+    assert.equal(first.code, 0, first.stderr);
+    lap('phase 1 (one process)');
+    const second = whaleCoin(['step'], project);
+    assert.equal(second.code, 0, second.stderr);
+    lap('phase 2 (a new process)');
+    await server.stop();
+    server = await startSkyrl(join(dir, 'server'), { port: server.port, maxLoraAdapters: 4 });
+    const resumed = whaleCoin(['run', '--resume'], project);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    lap('phase 3 (run --resume after a server restart)');
+    const j = journal();
+    const steps = j.filter((e) => e.type === 'weight_step') as unknown as { accepted: number; versionBefore: string; versionAfter: string; optimizerSteps?: number }[];
+    assert.equal(steps.length, 3, 'three weight phases of one step');
+    for (const s of steps) {
+      assert.ok(s.accepted > 0, `accepted rollouts in every step: ${JSON.stringify(s)}`);
+      assert.match(s.versionAfter, /^tinker:\/\/model_/, 'every step trained a new version');
+    }
+    for (let i = 1; i < steps.length; i++) assert.equal(steps[i].versionBefore, steps[i - 1].versionAfter, 'each phase continues from the version the previous one made');
+    assert.equal(j.filter((e) => e.type === 'phase_completed').length, 3);
+    assert.doesNotMatch(server.log(), /Maximum number of LoRA adapters/);
+  } finally {
+    await server.stop();
+  }
 });
