@@ -237,7 +237,8 @@ async function handleTinker(tinker: EmbeddedTinkerService, req: IncomingMessage,
       return sendJson(res, 400, { detail: `request body is not valid JSON: ${(e as Error).message}` });
     }
   }
-  const key = req.headers['idempotency-key'];
+  // WHALE's client sends Idempotency-Key; the official tinker SDK sends X-Idempotency-Key.
+  const key = req.headers['idempotency-key'] ?? req.headers['x-idempotency-key'];
   try {
     const reply = await tinker.handle(req.method ?? 'GET', path, body, typeof key === 'string' ? key : undefined);
     if (!reply) return sendJson(res, 404, { detail: `no Tinker route ${req.method} ${path}` });

@@ -238,7 +238,8 @@ export class TinkerBackend implements PolicyBackend {
     }
     const name = `whale-${runKey.slice(0, 16)}`;
     const weights = this.isWhale ? undefined : await this.client.saveWeights(m.modelId, name, call('state'));
-    const version = await this.client.saveWeightsForSampler(m.modelId, name, call('save'));
+    // whale serve names a version by its content when no name is given (a path that survives anything).
+    const version = await this.client.saveWeightsForSampler(m.modelId, this.isWhale ? undefined : name, call('save'));
     if (weights) this.record?.addVersion({ version, weights });
     m.holds = version;
     this.samplerPaths.set(version, version);

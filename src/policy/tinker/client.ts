@@ -87,8 +87,8 @@ export class TinkerClient {
   }
 
   /** Saves the training weights for sampling; answers the `tinker://…` path to sample them by. */
-  async saveWeightsForSampler(modelId: string, name: string, opts: TrainCallOptions = {}): Promise<string> {
-    const r = (await this.submit(`${API}/save_weights_for_sampler`, { model_id: modelId, path: name }, opts)) as { path?: string | null };
+  async saveWeightsForSampler(modelId: string, name: string | undefined, opts: TrainCallOptions = {}): Promise<string> {
+    const r = (await this.submit(`${API}/save_weights_for_sampler`, { model_id: modelId, path: name ?? null }, opts)) as { path?: string | null };
     if (!r.path) throw new Error(`save_weights_for_sampler for ${modelId} answered no path`);
     return r.path;
   }
