@@ -33,3 +33,34 @@ test('openai SDK × whale serve: unsupported chat parameters are refused by name
     await backend.close();
   }
 });
+
+test('openai SDK × whale serve: /v1/completions, GET /v1/models/{id}, and vLLM\'s LoRA error codes', { timeout: 300_000 }, async () => {
+  const backend = await EmbeddedBackend.open({ versionsDir: join(mkdtempSync(join(tmpdir(), 'whale-oai-')), 'v') });
+  const server = await startEmbeddedServer({ backend });
+  try {
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'none', maxRetries: 0 });
+    const c = await client.completions.create({ model: 'current', prompt: 'the sky is', max_tokens: 4, temperature: 0, logprobs: 0, return_token_ids: true } as never);
+    const choice = c.choices[0] as unknown as { text: string; token_ids: number[]; logprobs: { token_logprobs: number[]; tokens: string[] } };
+    assert.ok(choice.token_ids.length >= 1 && choice.token_ids.length <= 4);
+    assert.equal(choice.logprobs.token_logprobs.length, choice.token_ids.length);
+    assert.ok(choice.logprobs.token_logprobs.every((x) => x <= 0));
+    assert.equal(c.usage!.completion_tokens, choice.token_ids.length);
+    const viaIds = await client.completions.create({ model: 'current', prompt: (c as unknown as { prompt_token_ids: number[] }).prompt_token_ids ?? [], max_tokens: 4, temperature: 0, return_token_ids: true } as never);
+    assert.deepEqual((viaIds.choices[0] as unknown as { token_ids: number[] }).token_ids, choice.token_ids, 'token-id prompts sample the same as their text');
+
+    const current = backend.currentVersion();
+    assert.equal((await client.models.retrieve(current)).id, current);
+    await assert.rejects(client.models.retrieve('no-such-model'), (e: InstanceType<typeof OpenAI.APIError>) => e.status === 404 && e.code === 'model_not_found');
+
+    const post = (route: string, body: unknown) => fetch(`${server.url}/v1/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const missing = await post('load_lora_adapter', { lora_name: 'a', lora_path: '/nonexistent/adapter' });
+    assert.equal(missing.status, 404, 'vLLM answers a path without an adapter with 404');
+    assert.deepEqual({ ...((await missing.json()) as { error: object }).error, message: undefined }, { message: undefined, type: 'NotFoundError', code: 404, param: 'lora_name' });
+    const unknown = await post('unload_lora_adapter', { lora_name: 'never-loaded' });
+    assert.equal(unknown.status, 404);
+    assert.match(((await unknown.json()) as { error: { message: string } }).error.message, /cannot be found/);
+  } finally {
+    await server.close();
+    await backend.close();
+  }
+});
