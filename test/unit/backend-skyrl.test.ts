@@ -187,7 +187,7 @@ test('whale CLI × SkyRL: a weight-only run trains (accepted > 0), its second ph
       backend: { kind: 'tinker', baseUrl: server.url, baseModel: server.baseModel, tokenizer: join(server.baseModel, 'tokenizer.json'), loraRank: 8 },
       evaluation: { k: 1, concurrency: 8 },
       rsft: { batchPrompts: 4, groupSize: 2, minibatch: 4, learningRate: 0.001 },
-      schedule: { epochs: 0.5, iterations: 3, cycles: 1 },
+      schedule: { epochs: 0.5, iterations: 1, cycles: 2 }, // weight-only: 2 × cycles phases of one step
       sandbox: { wallMs: 600_000, cpuMs: 120_000 },
     }),
   );
@@ -207,16 +207,17 @@ test('whale CLI × SkyRL: a weight-only run trains (accepted > 0), its second ph
     server = await startSkyrl(join(dir, 'server'), { port: server.port, maxLoraAdapters: 4 });
     const resumed = whaleCoin(['run', '--resume'], project);
     assert.equal(resumed.code, 0, resumed.stderr);
-    lap('phase 3 (run --resume after a server restart)');
+    lap('phases 3 and 4 (run --resume after a server restart)');
     const j = journal();
     const steps = j.filter((e) => e.type === 'weight_step') as unknown as { accepted: number; versionBefore: string; versionAfter: string; optimizerSteps?: number }[];
-    assert.equal(steps.length, 3, 'three weight phases of one step');
+    assert.equal(steps.length, 4, 'four weight phases of one step');
     for (const s of steps) {
       assert.ok(s.accepted > 0, `accepted rollouts in every step: ${JSON.stringify(s)}`);
       assert.match(s.versionAfter, /^tinker:\/\/model_/, 'every step trained a new version');
     }
     for (let i = 1; i < steps.length; i++) assert.equal(steps[i].versionBefore, steps[i - 1].versionAfter, 'each phase continues from the version the previous one made');
-    assert.equal(j.filter((e) => e.type === 'phase_completed').length, 3);
+    assert.equal(j.filter((e) => e.type === 'phase_completed').length, 4);
+    assert.ok(j.some((e) => e.type === 'run_completed'));
     assert.doesNotMatch(server.log(), /Maximum number of LoRA adapters/);
   } finally {
     await server.stop();
