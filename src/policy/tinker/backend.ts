@@ -168,7 +168,12 @@ export class TinkerBackend implements PolicyBackend {
     if (version.startsWith('base:')) return { baseModel: version.slice(5) };
     if (this.isWhale) return { modelPath: version }; // whale serve samples any saved version by its path
     const known = this.samplerPaths.get(version);
-    if (known) return { modelPath: known };
+    if (known) {
+      // SkyRL loads a sampler checkpoint into the slot the model trains in: unless it is what the
+      // slot holds, the slot holds something else afterwards (reloaded before the next training).
+      if (this.live && this.live.holds !== version) this.live.holds = UNKNOWN;
+      return { modelPath: known };
+    }
     return this.serial(async () => {
       const again = this.samplerPaths.get(version);
       if (again) return { modelPath: again };
@@ -242,6 +247,9 @@ export class TinkerBackend implements PolicyBackend {
     const version = await this.client.saveWeightsForSampler(m.modelId, this.isWhale ? undefined : name, call('save'));
     if (weights) this.record?.addVersion({ version, weights });
     m.holds = version;
+    // SkyRL keeps "checkpoint X is loaded" across training, so a path sampled before this call
+    // would now sample the new weights: older versions get a fresh checkpoint when next sampled.
+    this.samplerPaths.clear();
     this.samplerPaths.set(version, version);
     return { version, parentVersion: parent, optimizerSteps: step, losses, trainedTokens, wallMs: performance.now() - t0 };
   }
