@@ -155,12 +155,13 @@ test('tinker client × SkyRL 0.3.0 (real server, tiny Qwen3)', { skip, timeout: 
       lap('50 invocations');
       assert.doesNotMatch(server.log(), /Maximum number of LoRA adapters/);
     });
+    await backend.close();
+    const recorded = readdirSync(join(store, 'tinker')).flatMap((k) => (existsSync(join(store, 'tinker', k, 'models')) ? readdirSync(join(store, 'tinker', k, 'models')) : []));
+    assert.deepEqual(recorded, [], 'no model left on record once the last invocation closed');
   } finally {
     await backend.close();
+    await server.stop();
   }
-  assert.deepEqual(existsSync(join(store, 'tinker')) ? readdirSync(join(store, 'tinker')).flatMap((k) => (existsSync(join(store, 'tinker', k, 'models')) ? readdirSync(join(store, 'tinker', k, 'models')) : [])) : [], [], 'no model left on record');
-
-  await server.stop();
 });
 
 const cli = fileURLToPath(new URL('./skyrl-cli.ts', import.meta.url));
