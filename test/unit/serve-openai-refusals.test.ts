@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { EmbeddedBackend, startEmbeddedServer } from '../../src/policy/embedded/index.js';
+import { EmbeddedTinkerService } from '../../src/policy/embedded/tinkerService.js';
 
 test('openai SDK × whale serve: unsupported chat parameters are refused by name', { timeout: 300_000 }, async () => {
   const backend = await EmbeddedBackend.open({ versionsDir: join(mkdtempSync(join(tmpdir(), 'whale-oai-')), 'v') });
@@ -61,6 +62,32 @@ test('openai SDK × whale serve: /v1/completions, GET /v1/models/{id}, and vLLM\
     assert.match(((await unknown.json()) as { error: { message: string } }).error.message, /cannot be found/);
   } finally {
     await server.close();
+    await backend.close();
+  }
+});
+
+test('whale serve dedups the official tinker SDK\'s X-Idempotency-Key as it does Idempotency-Key', { timeout: 300_000 }, async () => {
+  const backend = await EmbeddedBackend.open({ versionsDir: join(mkdtempSync(join(tmpdir(), 'whale-xidem-')), 'v') });
+  const tinker = new EmbeddedTinkerService(backend);
+  const server = await startEmbeddedServer({ backend, tinker });
+  try {
+    const post = async (route: string, body: unknown, headers: Record<string, string> = {}) => {
+      const r = await fetch(`${server.url}/api/v1/${route}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      assert.equal(r.status, 200, `${route}: ${await r.clone().text()}`);
+      return (await r.json()) as Record<string, string>;
+    };
+    const { session_id } = await post('create_session', { tags: [], sdk_version: '0.24.1' });
+    const { model_id } = await post('create_model', { session_id, base_model: 'embedded', lora_config: { rank: 8 } });
+    const adam = { model_id, adam_params: { learning_rate: 1e-3 } };
+    const first = await post('optim_step', adam, { 'X-Idempotency-Key': 'sdk-retry-1' });
+    const retried = await post('optim_step', adam, { 'X-Idempotency-Key': 'sdk-retry-1' });
+    const other = await post('optim_step', adam, { 'X-Idempotency-Key': 'sdk-retry-2' });
+    assert.equal(retried.request_id, first.request_id, 'the retry gets the first request\'s future');
+    assert.notEqual(other.request_id, first.request_id);
+    assert.equal(tinker.counters.deduplicated, 1);
+  } finally {
+    await server.close();
+    tinker.close();
     await backend.close();
   }
 });
