@@ -2,7 +2,7 @@
  * `whale backend …`: probe a backend, and launch / follow / stop one as a Ray job.
  *
  *   whale backend probe [--config whale.config.json]
- *   whale backend connect [URL] [--kind embedded|openai-compatible|tinker|split] [--model M] [--trainer URL] [--adapter-dir DIR] [--base-model M] [--tokenizer T] [--api-key-env NAME] [--config F] [--dry-run]
+ *   whale backend connect [URL] [--kind embedded|openai-compatible|tinker|split] [--model M] [--trainer URL] [--adapter-dir DIR] [--base-model M] [--tokenizer T] [--api-key-env NAME] [--lora-rank R] [--config F] [--dry-run]
  *   whale backend launch --ray http://head:8265 [--template embedded|vllm|skyrl-tinker] [--model M] [--port 8000] [--gpus N] [--node-modules DIR] [--detach]
  *   whale backend status --ray URL --job ID
  *   whale backend logs --ray URL --job ID
@@ -90,7 +90,7 @@ async function connect(values: Record<string, string | boolean | undefined>, url
   if (!CONNECT_KINDS.includes(kind)) throw new InputError({ file: '(command line)', field: '--kind' }, `unknown kind '${kind}' (known: ${CONNECT_KINDS.join(', ')})`);
   const apiKeyEnv = flag(values, 'api-key-env');
   if (apiKeyEnv && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(apiKeyEnv)) throw new InputError({ file: '(command line)', field: '--api-key-env' }, `'${apiKeyEnv}' is not an environment variable name (give the NAME of the variable that holds the key, never the key)`);
-  const r = await connectBackend({ kind, url, model: flag(values, 'model'), trainerUrl: flag(values, 'trainer'), adapterDir: flag(values, 'adapter-dir'), baseModel: flag(values, 'base-model'), tokenizer: flag(values, 'tokenizer'), apiKeyEnv });
+  const r = await connectBackend({ kind, url, model: flag(values, 'model'), trainerUrl: flag(values, 'trainer'), adapterDir: flag(values, 'adapter-dir'), baseModel: flag(values, 'base-model'), tokenizer: flag(values, 'tokenizer'), apiKeyEnv, loraRank: intFlag(values, 'lora-rank') });
   for (const line of r.detected.lines) console.error(`whale backend connect: ${line}`);
   const configFile = resolve(flag(values, 'config') ?? 'whale.config.json');
   if (!values['dry-run']) {

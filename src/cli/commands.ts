@@ -173,6 +173,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
       'base-model': { type: 'string', arg: 'NAME', help: 'connect: the base model to train', default: 'detected' },
       tokenizer: { type: 'string', arg: 'NAME', help: 'connect: the tokenizer', default: 'detected' },
       'api-key-env': { type: 'string', arg: 'NAME', help: 'connect: the NAME of the environment variable holding the API key (never the key)' },
+      'lora-rank': { type: 'string', arg: 'R', help: 'connect: the LoRA rank training will use; checked against the server (SkyRL: its max_lora_rank)', default: '32' },
       'dry-run': { type: 'boolean', help: 'connect: probe and print, do not write the config' },
     },
     load: () => import('./backendCommand.js').then((m) => m.run),

@@ -15,7 +15,7 @@ import type { Domain } from './types.js';
 export type { Domain } from './types.js';
 export type { DomainContext } from './common.js';
 
-export interface Entry {
+export interface DomainEntry {
   id: string;
   title: string;
   regime: Domain['regime'];
@@ -26,7 +26,7 @@ export interface Entry {
   create(options: unknown, ctx: DomainContext): Domain | Promise<Domain>;
 }
 
-const REGISTRY: readonly Entry[] = [
+const REGISTRY: readonly DomainEntry[] = [
   {
     id: KBQA_ID,
     title: 'kbqa — multi-hop questions over a fresh knowledge base',
@@ -66,6 +66,15 @@ const REGISTRY: readonly Entry[] = [
     create: (o, c) => createChessDomain(o, c),
   },
 ];
+
+/**
+ * Adds a domain to the registry for this process (a test's own domain, or an embedder's). The
+ * built-ins cannot be replaced.
+ */
+export function registerDomain(entry: DomainEntry): void {
+  if (REGISTRY.some((e) => e.id === entry.id)) throw new WhaleError(`domain '${entry.id}' is already registered`);
+  (REGISTRY as DomainEntry[]).push(entry);
+}
 
 /** The built-in domains (id, title, regime, one-line summary). */
 export function listDomains(): { id: string; title: string; regime: Domain['regime']; summary: string }[] {
@@ -109,7 +118,7 @@ export async function loadDomain(id: string, options: unknown = {}, ctx: DomainC
  * A registry entry from a `defineDomain` definition (what the built-ins' `create` does by hand):
  * `REGISTRY` may list `definitionEntry(myDefinition)` beside literal entries.
  */
-export function definitionEntry(def: DefinedDomain<never, unknown> | DomainDefinition<never, unknown>, moduleDir?: string): Entry {
+export function definitionEntry(def: DefinedDomain<never, unknown> | DomainDefinition<never, unknown>, moduleDir?: string): DomainEntry {
   return {
     id: def.id,
     title: def.title,

@@ -4,7 +4,7 @@
  * `whale backend connect` and, through it, by `WHALE: Connect Backend`.
  */
 import { BackendSchema } from '../core/config.js';
-import { WhaleError } from '../core/errors.js';
+import { InputError, WhaleError } from '../core/errors.js';
 import { JsonHttp } from './remote/http.js';
 import { probeServer } from './remote/openaiBackend.js';
 import { probeLoraLoading } from './split/vllmLora.js';
@@ -25,6 +25,8 @@ export interface ConnectRequest {
   baseModel?: string;
   tokenizer?: string;
   apiKeyEnv?: string;
+  /** The LoRA rank to train at (default: the config's default, 32, or the server's maximum if lower). */
+  loraRank?: number;
 }
 
 export interface Detected {
@@ -61,14 +63,16 @@ export async function connectBackend(req: ConnectRequest): Promise<{ backend: Re
     sampler = { baseUrl, model, tokenIds: p.tokenIds, logprobs: p.logprobs, loraLoading, models: p.models };
     lines.push(`${p.summary}; runtime LoRA loading ${loraLoading ? 'yes' : 'no (start vLLM with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True to publish trained versions)'}`);
   }
-  let trainer: { baseUrl: string; update: 'full' | 'lora' | 'unknown'; models: string[] } | undefined;
+  let trainer: { baseUrl: string; update: 'full' | 'lora' | 'unknown'; models: string[]; loraRank?: number } | undefined;
   if (req.kind === 'tinker' || req.kind === 'split') {
     const baseUrl = need(req.kind === 'tinker' ? req.url : req.trainerUrl, req.kind === 'tinker' ? 'the Tinker server URL' : 'the trainer (Tinker server) URL').replace(/\/+$/, '').replace(/\/api\/v1$/, '');
-    const caps = await new TinkerClient({ baseUrl, ...quick }).capabilities();
+    const client = new TinkerClient({ baseUrl, ...quick });
+    const caps = await client.capabilities();
     const models = (caps.supported_models ?? []).map((m) => m.model_name);
     const update = caps.whale?.update === 'full' ? 'full' : caps.whale ? 'unknown' : 'lora';
-    trainer = { baseUrl, update, models };
-    lines.push(`${baseUrl} (Tinker): training ${update === 'unknown' ? 'yes' : update}; models ${models.join(', ') || '(none listed)'}`);
+    const rank = update === 'lora' ? await checkLoraRank(client, req.baseModel ?? models[0], req.loraRank) : undefined;
+    trainer = { baseUrl, update, models, loraRank: rank?.rank };
+    lines.push(`${baseUrl} (Tinker): training ${update === 'unknown' ? 'yes' : update}; models ${models.join(', ') || '(none listed)'}${rank ? `; LoRA rank ${rank.rank} (${rank.note})` : ''}`);
   }
 
   const remote = req.apiKeyEnv ? { apiKeyEnv: req.apiKeyEnv } : {};
@@ -77,6 +81,7 @@ export async function connectBackend(req: ConnectRequest): Promise<{ backend: Re
     baseUrl: t.baseUrl,
     baseModel: req.baseModel ?? t.models[0] ?? 'embedded',
     tokenizer: req.tokenizer ?? 'embedded',
+    ...(t.loraRank !== undefined && t.loraRank !== DEFAULT_LORA_RANK ? { loraRank: t.loraRank } : {}),
     ...remote,
   });
   const samplerSection = (s: NonNullable<typeof sampler>) => ({ kind: 'openai-compatible', baseUrl: s.baseUrl, model: s.model, ...remote });
@@ -102,4 +107,34 @@ export async function connectBackend(req: ConnectRequest): Promise<{ backend: Re
 export function openAiBase(url: string): string {
   const u = url.replace(/\/+$/, '');
   return /\/v\d+$/.test(u) ? u : `${u}/v1`;
+}
+
+const DEFAULT_LORA_RANK = 32;
+
+/**
+ * The LoRA rank the server accepts. The Tinker protocol has no route that tells a server's maximum
+ * rank, so a model is created at the wanted rank and unloaded again; SkyRL refuses a rank above its
+ * `max_lora_rank` with "LoRA rank R must be between 1 and MAX", which names the maximum. An asked
+ * rank above it is bad input; with none asked, the default (32) comes down to the maximum.
+ */
+async function checkLoraRank(client: TinkerClient, baseModel: string | undefined, asked: number | undefined): Promise<{ rank: number; note: string }> {
+  if (!baseModel) return { rank: asked ?? DEFAULT_LORA_RANK, note: 'not checked: the server lists no model' };
+  const wanted = asked ?? DEFAULT_LORA_RANK;
+  const session = await client.createSession();
+  for (const rank of [wanted, undefined]) {
+    try {
+      const modelId = await client.createModel(session, baseModel, rank ?? 1);
+      await client.unloadModel(modelId).catch(() => undefined);
+      return { rank: rank ?? 1, note: rank === undefined ? 'the server accepts rank 1 only' : 'accepted by the server' };
+    } catch (e) {
+      const max = /rank \d+ must be between 1 and (\d+)/i.exec((e as Error).message);
+      if (!max) throw new WhaleError(`${client.http.baseUrl}: creating a LoRA model of rank ${wanted} to check the server's limits failed: ${(e as Error).message}`);
+      const limit = Number(max[1]);
+      if (asked !== undefined) {
+        throw new InputError({ file: '(command line)', field: '--lora-rank' }, `LoRA rank ${asked} is above the server's maximum ${limit} (${client.http.baseUrl}); give --lora-rank ${limit} or less, or restart SkyRL with --backend-config '{"max_lora_rank": ${asked}}'`);
+      }
+      return { rank: limit, note: `the server's maximum; the default ${DEFAULT_LORA_RANK} is above it` };
+    }
+  }
+  throw new Error('unreachable');
 }

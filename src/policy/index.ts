@@ -37,14 +37,14 @@ export async function createBackend(cfg: BackendConfig, ctx: BackendContext): Pr
     }
     case 'tinker': {
       const { TinkerBackend } = await import('./tinker/backend.js');
-      return TinkerBackend.open({ ...cfg, initialVersion: ctx.version, onRetry: ctx.onRetry });
+      return TinkerBackend.open({ ...cfg, initialVersion: ctx.version, onRetry: ctx.onRetry, storeDir: resolve(ctx.storeDir), owner: ctx.runId });
     }
     case 'split': {
       const { OpenAICompatibleBackend } = await import('./remote/openaiBackend.js');
       const { TinkerBackend } = await import('./tinker/backend.js');
       const { SplitBackend } = await import('./split/splitBackend.js');
       const sampler = await OpenAICompatibleBackend.open({ ...cfg.sampler, onRetry: ctx.onRetry });
-      const trainer = await TinkerBackend.open({ ...cfg.trainer, initialVersion: ctx.version, onRetry: ctx.onRetry });
+      const trainer = await TinkerBackend.open({ ...cfg.trainer, initialVersion: ctx.version, onRetry: ctx.onRetry, storeDir: resolve(ctx.storeDir), owner: ctx.runId });
       const store = resolve(ctx.storeDir);
       return SplitBackend.open({
         sampler,

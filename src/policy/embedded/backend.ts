@@ -125,7 +125,7 @@ export class EmbeddedBackend implements PolicyBackend {
   loadAdapter(name: string, path: string): string {
     this.assertOpen();
     if (this.adapters.has(name)) throw new AdapterError(400, `The lora adapter '${name}' has already been loaded.`);
-    if (!existsSync(join(path, 'weights.bin'))) throw new AdapterError(400, `Loading lora ${name} failed: No adapter found for ${path} (a folder with weights.bin, config.json and vocab.json is expected)`);
+    if (!existsSync(join(path, 'weights.bin'))) throw new AdapterError(404, `Loading lora ${name} failed: No adapter found for ${path} (a folder with weights.bin, config.json and vocab.json is expected)`);
     let version: string;
     try {
       version = this.store.importFolder(path);

@@ -2,7 +2,9 @@
  * An OpenAI-compatible HTTP server for the embedded backend (node:http, loopback by default), so a
  * harness talks to the embedded model exactly as it would to vLLM.
  *
- *   GET  /v1/models
+ *   GET  /v1/models, GET /v1/models/{id}
+ *   POST /v1/completions {prompt: string | token ids, …} (chosen-token logprobs with logprobs: 0;
+ *        return_token_ids as for chat)
  *   POST /v1/chat/completions  {messages, model: version id | "current", temperature, top_p,
  *        max_tokens | max_completion_tokens, stop, seed, n: 1}
  *        vLLM-style extras: return_token_ids → `prompt_token_ids` on the response and `token_ids`
@@ -24,6 +26,7 @@ import { z } from 'zod';
 import type { ChatRequest, ChatResult } from '../types.js';
 import { ContextLengthError } from './sampler.js';
 import type { WordTokenizer } from './tokenizer.js';
+import type { GenerateRequest, GenerateResult } from './sampler.js';
 import { TinkerHttpError, type EmbeddedTinkerService } from './tinkerService.js';
 
 /** What the server needs from a backend (EmbeddedBackend provides it). */
@@ -39,6 +42,8 @@ export interface ServableBackend {
   loadAdapter?(name: string, path: string): string;
   unloadAdapter?(name: string): void;
   adapterNames?(): { name: string; version: string }[];
+  /** Samples from prompt token ids (POST /v1/completions). */
+  generateIds?(version: string, req: GenerateRequest): Promise<GenerateResult>;
 }
 
 export interface EmbeddedServer {
@@ -77,6 +82,9 @@ const ChatBody = z.object({
   logprobs: z.boolean().optional(),
   top_logprobs: z.number().int().optional(),
   return_token_ids: z.boolean().optional(),
+  // Parsed only to be refused: a field zod would drop would be silently ignored.
+  tools: z.array(z.unknown()).nullable().optional(),
+  tool_choice: z.unknown().optional(),
 });
 
 class HttpError extends Error {
@@ -84,7 +92,7 @@ class HttpError extends Error {
     readonly status: number,
     message: string,
     readonly type: string = 'invalid_request_error',
-    readonly code: string | null = null,
+    readonly code: string | number | null = null,
     readonly param: string | null = null,
   ) {
     super(message);
@@ -132,6 +140,18 @@ async function handle(backend: ServableBackend, req: IncomingMessage, res: Serve
       ],
     });
   }
+  if (path.startsWith('/v1/models/')) {
+    if (req.method !== 'GET') throw new HttpError(405, `use GET for ${path}`);
+    const id = decodeURIComponent(path.slice('/v1/models/'.length));
+    const adapter = backend.adapterNames?.().find((a) => a.name === id);
+    if (adapter) return sendJson(res, 200, { id, object: 'model', created: 0, owned_by: 'whale-embedded', root: adapter.version, parent: backend.currentVersion() });
+    if (!backend.versions().includes(id) && id !== backend.currentVersion()) throw new HttpError(404, `The model \`${id}\` does not exist.`, 'NotFoundError', 'model_not_found', 'model');
+    return sendJson(res, 200, { id, object: 'model', created: 0, owned_by: 'whale-embedded', current: id === backend.currentVersion() });
+  }
+  if ((path === '/v1/completions' || path === '/completions') && backend.generateIds) {
+    if (req.method !== 'POST') throw new HttpError(405, `use POST for ${path}`);
+    return completions(backend as ServableBackend & Required<Pick<ServableBackend, 'generateIds'>>, req, res);
+  }
   if ((path === '/v1/load_lora_adapter' || path === '/v1/unload_lora_adapter') && backend.loadAdapter && backend.unloadAdapter) {
     if (req.method !== 'POST') throw new HttpError(405, `use POST for ${path}`);
     const body = parseBody(await readBody(req)) as { lora_name?: unknown; lora_path?: unknown };
@@ -170,6 +190,8 @@ async function chatCompletions(backend: ServableBackend, req: IncomingMessage, r
   }
   const body = parsed.data;
   if (body.stream) throw new HttpError(400, 'stream: true is not supported by the embedded backend; send stream: false (or omit it)', 'invalid_request_error', 'unsupported_parameter', 'stream');
+  if (body.top_logprobs !== undefined && body.top_logprobs > 0) throw new HttpError(400, `top_logprobs must be 0 (got ${body.top_logprobs}): the embedded backend returns the chosen token's logprob only (logprobs: true)`, 'invalid_request_error', 'unsupported_parameter', 'top_logprobs');
+  if (body.tools?.length) throw new HttpError(400, 'tools are not supported by the embedded backend (no tool-call parsing): describe tools in the prompt and parse the reply, as WHALE harnesses do', 'invalid_request_error', 'unsupported_parameter', 'tools');
   if (body.n !== undefined && body.n !== 1) throw new HttpError(400, `n must be 1 (got ${body.n}); send separate requests for more samples`, 'invalid_request_error', 'unsupported_parameter', 'n');
   if (!backend.hasVersion(body.model)) {
     throw new HttpError(404, `the model ${JSON.stringify(body.model)} does not exist: use "current" or a policy version id from GET /v1/models`, 'invalid_request_error', 'model_not_found', 'model');
@@ -228,6 +250,67 @@ async function chatCompletions(backend: ServableBackend, req: IncomingMessage, r
   sendJson(res, 200, response);
 }
 
+const CompletionBody = z.object({
+  model: z.string().default('current'),
+  prompt: z.union([z.string(), z.array(z.number().int().nonnegative()).min(1)]),
+  temperature: z.number().min(0).optional(),
+  top_p: z.number().gt(0).max(1).optional(),
+  max_tokens: z.number().int().positive().optional(),
+  stop: z.union([z.string(), z.array(z.string())]).nullable().optional(),
+  seed: z.number().int().optional(),
+  n: z.number().int().optional(),
+  stream: z.boolean().optional(),
+  echo: z.boolean().optional(),
+  logprobs: z.number().int().nonnegative().nullable().optional(),
+  return_token_ids: z.boolean().optional(),
+});
+
+/** The legacy completions route: a raw prompt (text through the model's tokenizer, or token ids), no chat template. */
+async function completions(backend: ServableBackend & Required<Pick<ServableBackend, 'generateIds'>>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const parsed = CompletionBody.safeParse(parseBody(await readBody(req)));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const param = issue.path.join('.');
+    throw new HttpError(400, `invalid request: ${param ? param + ': ' : ''}${issue.message}`, 'invalid_request_error', null, param || null);
+  }
+  const body = parsed.data;
+  const refuse = (param: string, why: string) => {
+    throw new HttpError(400, why, 'invalid_request_error', 'unsupported_parameter', param);
+  };
+  if (body.stream) refuse('stream', 'stream: true is not supported by the embedded backend; send stream: false (or omit it)');
+  if (body.n !== undefined && body.n !== 1) refuse('n', `n must be 1 (got ${body.n}); send separate requests for more samples`);
+  if (body.echo) refuse('echo', 'echo is not supported by the embedded backend');
+  if (body.logprobs != null && body.logprobs > 0) refuse('logprobs', `logprobs must be 0 (got ${body.logprobs}): the embedded backend returns the chosen token's logprob only`);
+  if (!backend.hasVersion(body.model)) throw new HttpError(404, `The model \`${body.model}\` does not exist.`, 'NotFoundError', 'model_not_found', 'model');
+  const tok = backend.tokenizerFor(body.model);
+  const promptIds = typeof body.prompt === 'string' ? tok.encode(body.prompt) : body.prompt;
+  const abort = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const r = await backend.generateIds(body.model, {
+    promptIds,
+    temperature: body.temperature,
+    topP: body.top_p,
+    maxTokens: body.max_tokens ?? 16, // OpenAI's default for this route
+    stop: body.stop == null ? undefined : typeof body.stop === 'string' ? [body.stop] : body.stop,
+    seed: body.seed,
+    signal: abort.signal,
+  });
+  const choice: Record<string, unknown> = { index: 0, text: r.text, finish_reason: r.finishReason, logprobs: null };
+  if (body.logprobs != null) choice.logprobs = { tokens: r.completionTokenIds.map((id) => tok.tokens[id]), token_logprobs: r.logprobs, top_logprobs: null, text_offset: null };
+  if (body.return_token_ids) choice.token_ids = r.completionTokenIds;
+  sendJson(res, 200, {
+    id: `cmpl-${randomBytes(12).toString('hex')}`,
+    object: 'text_completion',
+    created: Math.floor(Date.now() / 1000),
+    model: body.model,
+    choices: [choice],
+    usage: { prompt_tokens: r.usage.promptTokens, completion_tokens: r.usage.completionTokens, total_tokens: r.usage.promptTokens + r.usage.completionTokens },
+    ...(body.return_token_ids ? { prompt_token_ids: r.promptTokenIds } : {}),
+  });
+}
+
 /** The Tinker routes (tinkerService.ts): FastAPI-shaped errors, `{detail}`. */
 async function handleTinker(tinker: EmbeddedTinkerService, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '');
@@ -240,7 +323,8 @@ async function handleTinker(tinker: EmbeddedTinkerService, req: IncomingMessage,
       return sendJson(res, 400, { detail: `request body is not valid JSON: ${(e as Error).message}` });
     }
   }
-  const key = req.headers['idempotency-key'];
+  // WHALE's client sends Idempotency-Key; the official tinker SDK sends X-Idempotency-Key.
+  const key = req.headers['idempotency-key'] ?? req.headers['x-idempotency-key'];
   try {
     const reply = await tinker.handle(req.method ?? 'GET', path, body, typeof key === 'string' ? key : undefined);
     if (!reply) return sendJson(res, 404, { detail: `no Tinker route ${req.method} ${path}` });
@@ -273,7 +357,11 @@ function toHttpError(e: unknown): HttpError {
   if (e instanceof HttpError) return e;
   const err = e as { name?: string; code?: string; message?: string };
   if (err?.code === 'context_length_exceeded') return new HttpError(400, err.message ?? 'context length exceeded', 'invalid_request_error', 'context_length_exceeded', 'messages');
-  if (err?.name === 'AdapterError') return new HttpError((e as { status: number }).status, err.message ?? 'adapter error', (e as { status: number }).status === 404 ? 'NotFoundError' : 'InvalidUserInput', null, 'lora_name');
+  // vLLM's shapes: 404 NotFoundError for a path without an adapter or an unknown name, 400 BadRequestError for a name already loaded; code = the status.
+  if (err?.name === 'AdapterError') {
+    const status = (e as { status: number }).status;
+    return new HttpError(status, err.message ?? 'adapter error', status === 404 ? 'NotFoundError' : 'BadRequestError', status, 'lora_name');
+  }
   if (err?.code === 'model_not_found') return new HttpError(404, err.message ?? 'model not found', 'invalid_request_error', 'model_not_found', 'model');
   if (e instanceof RangeError) return new HttpError(400, e.message);
   if (err?.name === 'AbortError') return new HttpError(499, 'request aborted by the client', 'invalid_request_error', 'aborted');

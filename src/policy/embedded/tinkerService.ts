@@ -19,10 +19,13 @@
  * conditions as strings only.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { writeJsonAtomic } from '../../core/atomic.js';
 import type { z } from 'zod';
 import {
   CreateModelBody,
+  CreateSamplingSessionBody,
   CreateSessionBody,
   ForwardBackwardBody,
   GetInfoBody,
@@ -74,6 +77,10 @@ export class EmbeddedTinkerService {
   private readonly models = new Map<string, TrainingModel>();
   private readonly futures = new Map<string, Future>();
   private readonly byKey = new Map<string, { future_id: string; request_id: string; status: string }>();
+  /** Sampling sessions (the official SDK samples through them): id → what they sample. */
+  private readonly samplers = new Map<string, { base_model?: string | null; model_path?: string | null }>();
+  /** Checkpoint names given to save_weights_for_sampler → the content-addressed version saved under them. */
+  private readonly names: Map<string, string>;
   private nextRequest = 1;
 
   constructor(
@@ -84,7 +91,14 @@ export class EmbeddedTinkerService {
       /** Where save_weights_for_sampler also writes each saved version, as `<exportDir>/<version>/` (a folder a sampler server can load). */
       exportDir?: string;
     } = {},
-  ) {}
+  ) {
+    this.names = new Map(Object.entries(existsSync(this.namesFile) ? (JSON.parse(readFileSync(this.namesFile, 'utf8')) as Record<string, string>) : {}));
+  }
+
+  /** Named checkpoints survive a restart, as content-addressed versions do. */
+  private get namesFile(): string {
+    return join(this.backend.store.dir, 'tinker-names.json');
+  }
 
   /** Counts of accepted work, for tests and health views. */
   readonly counters = { forwardBackward: 0, optimSteps: 0, deduplicated: 0, samples: 0 };
@@ -103,6 +117,30 @@ export class EmbeddedTinkerService {
       }
       case '/session_heartbeat':
         return ok({ type: 'session_heartbeat' });
+      case '/create_sampling_session': {
+        const b = parse(CreateSamplingSessionBody, body, route);
+        if (!this.sessions.has(b.session_id)) throw new TinkerHttpError(404, `session ${b.session_id} not found`);
+        if ((b.model_path == null) === (b.base_model == null)) throw new TinkerHttpError(400, 'give exactly one of base_model or model_path');
+        this.resolveCheckpoint((b.model_path ?? b.base_model)!);
+        const id = `sampling_${hex(4)}`;
+        this.samplers.set(id, { base_model: b.base_model, model_path: b.model_path });
+        return ok({ type: 'create_sampling_session', sampling_session_id: id });
+      }
+      case '/client/config':
+        // The official SDK's first request (tinker >= 0.20); SkyRL answers the same.
+        return ok({ pjwt_auth_enabled: false });
+      case '/unload_model': {
+        // Frees the training model once its queued requests have run (its saved versions stay samplable).
+        const b = parse(GetInfoBody, body, route);
+        const m = this.model(b.model_id);
+        return this.once(route, idempotencyKey, () =>
+          this.enqueue(m, async () => {
+            this.models.delete(m.id);
+            this.dispose(m);
+            return { type: 'unload_model', model_id: m.id };
+          }),
+        );
+      }
       case '/telemetry':
         return ok({ status: 'accepted' });
       case '/get_info': {
@@ -127,7 +165,7 @@ export class EmbeddedTinkerService {
       case '/save_weights_for_sampler': {
         const b = parse(SaveForSamplerBody, body, route);
         const m = this.model(b.model_id);
-        return this.once(route, idempotencyKey, () => this.enqueue(m, () => this.save(m, b.path ?? undefined)));
+        return this.once(route, idempotencyKey, () => this.enqueue(m, () => this.save(m, b.path ?? undefined, b.sampling_session_seq_id != null)));
       }
       case '/asample':
       case '/sample': {
@@ -161,12 +199,16 @@ export class EmbeddedTinkerService {
   /** 'embedded' / 'base' / 'current' → the served version; a version id or a sampler path → that version. */
   private resolveCheckpoint(name: string): string {
     if (name === 'embedded' || name === 'base' || name === 'current') return this.backend.currentVersion();
-    const checkpoint = parseSamplerPath(name)?.checkpoint ?? name;
+    const p = parseSamplerPath(name);
+    const checkpoint = (p && this.names.get(`${p.modelId}/${p.checkpoint}`)) ?? p?.checkpoint ?? name;
     if (!this.backend.hasVersion(checkpoint)) throw new TinkerHttpError(404, `unknown model or checkpoint '${name}': use 'embedded', a version id, or a tinker://…/sampler_weights/<version> path this server returned`);
     return checkpoint;
   }
 
   private forwardBackward(m: TrainingModel, seqs: WeightedSequence[]): unknown {
+    // Per-target logprobs under the weights before this step, as Tinker answers them (the
+    // cookbook computes its loss from them): one more forward pass, without gradients.
+    const logprobs = seqs.map((q) => targetLogprobs(m.model, q.tokens));
     const { loss, tokens, grads } = computeGradients(m.model, seqs);
     if (!m.grads) m.grads = grads;
     else {
@@ -182,7 +224,7 @@ export class EmbeddedTinkerService {
     this.counters.forwardBackward++;
     return {
       loss_fn_output_type: 'cross_entropy',
-      loss_fn_outputs: seqs.map(() => ({ logprobs: { data: [], dtype: 'float32' } })),
+      loss_fn_outputs: logprobs.map((data) => ({ logprobs: { data, dtype: 'float32', shape: [data.length] } })),
       metrics: { 'loss:sum': loss, 'tokens:sum': tokens },
     };
   }
@@ -196,16 +238,30 @@ export class EmbeddedTinkerService {
     return { metrics: { grad_norm: gradNorm, applied: 1, step: m.trainer.optimizerSteps } };
   }
 
-  private save(m: TrainingModel, name: string | undefined): unknown {
+  private save(m: TrainingModel, name: string | undefined, forSession = false): unknown {
     const version = this.backend.saveVersion(m.model, m.tokenizer, { parent: m.version, note: `tinker ${m.id}${name ? ` ${name}` : ''} after ${m.trainer.optimizerSteps} optimizer steps` });
     m.version = version;
+    if (forSession) {
+      // The SDK's save_weights_and_get_sampling_client: no path, a sampling session on the weights.
+      const id = `sampling_${hex(4)}`;
+      this.samplers.set(id, { model_path: samplerPath(m.id, version) });
+      return { path: null, type: 'save_weights_for_sampler', sampling_session_id: id };
+    }
+    // A named checkpoint keeps its name in the path (tinker://<model>/sampler_weights/<name>).
+    if (name) {
+      this.names.set(`${m.id}/${name}`, version);
+      writeJsonAtomic(this.namesFile, Object.fromEntries(this.names));
+    }
     // A full snapshot (the embedded trainer is full-parameter), in the store's folder format, for a
     // sampler process to load by path (POST /v1/load_lora_adapter) — as SkyRL writes LoRA adapters.
     const exported = this.opts.exportDir ? new VersionStore(this.opts.exportDir).importFolder(this.backend.store.folder(version)) : undefined;
-    return { path: samplerPath(m.id, version), type: 'save_weights_for_sampler', sampling_session_id: null, ...(exported ? { whale: { exported_to: join(resolve(this.opts.exportDir!), exported) } } : {}) };
+    return { path: samplerPath(m.id, name ?? version), type: 'save_weights_for_sampler', sampling_session_id: null, ...(exported ? { whale: { exported_to: join(resolve(this.opts.exportDir!), exported) } } : {}) };
   }
 
-  private async sample(b: z.infer<typeof SampleBody>): Promise<unknown> {
+  private async sample(body: z.infer<typeof SampleBody>): Promise<unknown> {
+    const session = body.sampling_session_id ? this.samplers.get(body.sampling_session_id) : undefined;
+    if (body.sampling_session_id && !session) throw new TinkerHttpError(404, `sampling session ${body.sampling_session_id} not found`);
+    const b = session ? { ...body, ...session } : body;
     if ((b.model_path == null) === (b.base_model == null)) throw new TinkerHttpError(400, 'give exactly one of base_model or model_path');
     const version = this.resolveCheckpoint((b.model_path ?? b.base_model)!);
     const stop = b.sampling_params.stop;
@@ -312,6 +368,23 @@ function toSequence(d: Datum, index: number): WeightedSequence {
     if (targets[i] !== input[i + 1]) throw new TinkerHttpError(400, `${where}: target_tokens[${i}] is not input token ${i + 1}; the embedded backend trains next-token targets only`);
   }
   return { tokens: [...input, targets[targets.length - 1]], weights: [0, ...weights] };
+}
+
+/** log p(tokens[t+1] | tokens[..t]) for every t: what `loss_fn_outputs[i].logprobs` holds. */
+function targetLogprobs(model: TrainingModel['model'], tokens: ArrayLike<number>): number[] {
+  const T = tokens.length - 1;
+  if (T < 1 || T > model.config.contextLength) return [];
+  const V = model.config.vocabSize;
+  const z = model.logits(Int32Array.from(tokens).subarray(0, T), 1, T);
+  const out: number[] = [];
+  for (let t = 0; t < T; t++) {
+    let max = -Infinity;
+    for (let v = 0; v < V; v++) max = Math.max(max, z[t * V + v]);
+    let sum = 0;
+    for (let v = 0; v < V; v++) sum += Math.exp(z[t * V + v] - max);
+    out.push(z[t * V + tokens[t + 1]] - max - Math.log(sum));
+  }
+  return out;
 }
 
 function parse<T extends z.ZodType>(schema: T, body: unknown, route: string): z.infer<T> {

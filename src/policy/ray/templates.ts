@@ -3,6 +3,9 @@
  * resources, and how its log announces the URL to connect to. The embedded backend is CPU-only; vLLM
  * serves rollouts (OpenAI-compatible, with runtime LoRA loading); SkyRL's Tinker server trains.
  */
+/** The SkyRL release the skyrl-tinker template installs (the one CI checks). */
+export const SKYRL_VERSION = '0.3.0';
+
 export type TemplateName = 'embedded' | 'vllm' | 'skyrl-tinker';
 export const TEMPLATES: readonly TemplateName[] = ['embedded', 'vllm', 'skyrl-tinker'];
 
@@ -65,8 +68,12 @@ export function launchTemplate(name: TemplateName, o: TemplateOptions): LaunchTe
       const model = required(o.model, 'skyrl-tinker needs --model (the base model to train, e.g. Qwen/Qwen3-0.6B)');
       return {
         name,
-        // SkyRL tx's Tinker server, from a SkyRL checkout on the node ($SKYRL_TX_DIR, default ./SkyRL/skyrl-tx).
-        entrypoint: `cd "\${SKYRL_TX_DIR:-SkyRL/skyrl-tx}" && uv run --extra tinker --extra gpu -m tx.tinker.api --base-model ${shellQuote(model)} --max-lora-rank ${o.loraRank ?? 32} --host 0.0.0.0 --port ${o.port}`,
+        // SkyRL's Tinker server from PyPI (`skyrl` 0.3.0: Python >= 3.12 on the node, launched by `uv run`, which it
+        // checks; options as --backend-config JSON — there is no --max-lora-rank flag). The launch CI runs on CPU
+        // (scripts/skyrl-setup.sh, test/unit/backend-skyrl.test.ts) with the `jax` extra; on a GPU node `gpu`.
+        entrypoint:
+          `python3 -m venv .skyrl && . .skyrl/bin/activate && pip install -q 'skyrl[tinker,gpu]==${SKYRL_VERSION}' uv && ` +
+          `uv run --active -m skyrl.tinker.api --base-model ${shellQuote(model)} --backend jax --backend-config '${JSON.stringify({ max_lora_rank: o.loraRank ?? 32, max_lora_adapters: 8 })}' --checkpoints-base ./checkpoints --host 0.0.0.0 --port ${o.port}`,
         exclude: [],
         envVars: {},
         numGpus: o.gpus ?? 1,

@@ -109,7 +109,8 @@ export class JsonHttp {
           outageStart.at ||= Date.now();
           const cause = (e as { cause?: { code?: string; message?: string } }).cause;
           reason = `unreachable (${cause?.code ?? cause?.message ?? (e as Error).message})`;
-          if (Date.now() - outageStart.at > this.o.outageMs) {
+          if (opts.onlyUnsent && cause?.code !== 'ECONNREFUSED') throw new BackendHttpError(502, `${method} ${url}: the connection failed after the request may have been sent (${reason}); not retried, since the server does not deduplicate it`, url);
+          if (Date.now() - outageStart.at > (opts.outageMs ?? this.o.outageMs)) {
             throw new BackendUnreachableError(`${method} ${url}: the backend has been unreachable for ${Math.round((Date.now() - outageStart.at) / 1000)} s (${reason}); nothing already paid for is lost — run again when it is back`);
           }
         }
@@ -127,6 +128,10 @@ export interface CallOptions {
   timeoutMs?: number;
   retries?: number;
   signal?: AbortSignal;
+  /** Retry only a request that surely never arrived (connection refused): for a non-idempotent call to a server that does not dedup. */
+  onlyUnsent?: boolean;
+  /** This call's outage window (default: the client's). */
+  outageMs?: number;
 }
 
 function parseJson(text: string): unknown {

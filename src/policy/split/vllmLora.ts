@@ -11,6 +11,7 @@
  * never loads a version twice under two names. The newest `keepLoaded` published versions stay
  * loaded; older ones are unloaded (their folders stay, so a later use reloads them on demand).
  */
+import { unpackedAdapterPath } from './unpack.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { writeJsonAtomic } from '../../core/atomic.js';
@@ -117,7 +118,7 @@ export class VllmLoraPublisher {
 
   private async load(a: PublishedAdapter, signal?: AbortSignal): Promise<void> {
     try {
-      await this.http.post('/load_lora_adapter', { lora_name: a.name, lora_path: a.path }, { signal });
+      await this.http.post('/load_lora_adapter', { lora_name: a.name, lora_path: unpackedAdapterPath(a.path) }, { signal });
     } catch (e) {
       if (!(e instanceof BackendHttpError && /already been loaded/i.test(e.message))) {
         const why = e instanceof Error ? e.message : String(e);
@@ -139,7 +140,13 @@ export class VllmLoraPublisher {
     try {
       await this.http.post('/unload_lora_adapter', { lora_name: a.name }, { signal });
     } catch (e) {
-      if (!(e instanceof BackendHttpError && /cannot be found|not found/i.test(e.message))) throw e;
+      // The adapter is already gone ("The lora adapter 'x' cannot be found."): done. A 404 from the
+      // framework ("Not Found": the route itself is missing, e.g. vLLM restarted without
+      // VLLM_ALLOW_RUNTIME_LORA_UPDATING) is not: nothing was unloaded.
+      if (!(e instanceof BackendHttpError && e.status === 404 && /cannot be found/i.test(e.message))) {
+        if (e instanceof BackendHttpError && e.status === 404) throw new PublishError(`could not unload adapter '${a.name}': ${this.http.baseUrl}/unload_lora_adapter is not there (${e.message}); start vLLM with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`);
+        throw e;
+      }
     }
     this.loaded.delete(a.name);
     a.loaded = false;

@@ -2,26 +2,35 @@
  * The `tinker` PolicyBackend: training and sampling over the Tinker protocol (hosted Tinker,
  * SkyRL's self-hosted server, or `whale serve --backend embedded`).
  *
- * Versions: `base:<model>` for the untrained base, then the `tinker://…/sampler_weights/…` path each
- * `train` call saves. Training runs on one server-side training model whose weights are the version
- * it last saved (`trainedAt`); training from any other version needs a server that creates a model
- * from a sampler path (the embedded one does; hosted Tinker and SkyRL load training checkpoints
- * instead, which this client does not do yet) and is refused otherwise, before anything is sent.
+ * Versions: `base:<model>` for the untrained base, then the `tinker://…` sampler path each `train`
+ * call saves. The server-side training model is created only when needed (to train, or to sample
+ * a version this process did not save), held by one heartbeating session, and unloaded on close;
+ * the run store (record.ts) keeps it on record while it lives, so a process that died leaves
+ * nothing the next one does not unload, and keeps every version's training checkpoint, so any
+ * later process — after a restart of the server too — puts a version back with `load_weights`.
+ *
+ * Servers differ in two ways that matter, both detected: `whale serve` creates a model from a
+ * sampler path and deduplicates requests by Idempotency-Key (its capabilities say `whale`);
+ * SkyRL does neither, forgets its models when restarted, and loads an older sampler checkpoint
+ * into the same adapter slot the model trains in. So against SkyRL a training call is a unit:
+ * its requests are sent once each (never retried: a retried optim_step would be applied twice),
+ * and if any fails the model is put back at the parent version from its checkpoint and the whole
+ * call runs again; before training, the slot is reloaded when sampling may have overwritten it.
  *
  * The loss: each minibatch (whole trajectories, minibatchPlan) is one forward_backward of
  * cross-entropy whose per-token weights are the embedded trainer's (rsftTokenWeights: 1/N_tokens of
  * the minibatch for 'token-mean', 1/(|I(τ)|·M) for 'sequence-mean') on model-generated completion
  * tokens and 0 elsewhere, so the server's Σ w·nll is the same RSFT objective, then one optim_step
- * with the configured Adam settings. Keys derived from (model, parent version, examples, settings, step)
- * make every request idempotent: a retried or replayed step is not applied twice.
+ * with the configured Adam settings.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Capabilities, ChatMessage, ChatRequest, ChatResult, PolicyBackend, RsftLoss, TrainExample, TrainHyper, TrainResult } from '../types.js';
 import { DEFAULT_ADAM, minibatchPlan, rsftTokenWeights } from '../embedded/trainer.js';
 import { BackendHttpError, type HttpOptions } from '../remote/http.js';
 import { loadChatTokenizer, type ChatTokenizer } from './chatTokenizer.js';
 import { TinkerClient } from './client.js';
 import { parseSamplerPath, type Datum } from './protocol.js';
+import { processAlive, TinkerRecord } from './record.js';
 
 export interface TinkerBackendOptions extends Omit<HttpOptions, 'baseUrl'> {
   baseUrl: string;
@@ -36,46 +45,67 @@ export interface TinkerBackendOptions extends Omit<HttpOptions, 'baseUrl'> {
   maxContext?: number;
   /** Completion tokens when a call gives no max_tokens (the protocol requires one). */
   defaultMaxTokens?: number;
+  /** The run store: versions' checkpoints and the live training model are recorded under it. */
+  storeDir?: string;
+  /** Who holds the training model (the run id; default: this process). */
+  owner?: string;
+  /** Seconds between session heartbeats (default 10, as the official SDK). */
+  heartbeatS?: number;
+  /** Seed of the LoRA initialisation (default: the server picks one). */
+  loraSeed?: number;
 }
+
+interface LiveModel {
+  sessionId: string;
+  modelId: string;
+  /** The version whose weights the model's adapter holds now ('?' when unknown: a failed call). */
+  holds: string;
+}
+
+const UNKNOWN = '?';
+/** The seed the sampler gets: SkyRL's sampler takes int32, and one larger seed fails the whole batched request. */
+export const toInt32Seed = (seed: number): number => ((Math.trunc(seed) % 2 ** 31) + 2 ** 31) % 2 ** 31;
 
 export class TinkerBackend implements PolicyBackend {
   readonly kind = 'tinker';
   private current: string;
-  private trainedAt: string;
-  private modelId: string;
-  private trainQueue: Promise<unknown> = Promise.resolve();
+  private live: LiveModel | undefined;
+  /** Versions → a sampler path of the live model that holds them (saved or re-saved by this process). */
+  private readonly samplerPaths = new Map<string, string>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private heartbeat: NodeJS.Timeout | undefined;
+  private readonly record: TinkerRecord | undefined;
+  private readonly owner: string;
 
   private constructor(
     readonly client: TinkerClient,
     readonly tokenizer: ChatTokenizer,
     private readonly o: TinkerBackendOptions,
-    private sessionId: string,
-    private readonly update: 'full' | 'lora',
-    private readonly resumable: boolean,
-    start: { current: string; trainedAt: string; modelId: string },
+    private readonly whale: { update?: string; resume_from_sampler_path?: boolean } | undefined,
+    start: string,
   ) {
-    this.current = start.current;
-    this.trainedAt = start.trainedAt;
-    this.modelId = start.modelId;
+    this.current = start;
+    this.record = o.storeDir ? new TinkerRecord(o.storeDir, client.http.baseUrl, o.baseModel) : undefined;
+    this.owner = o.owner ?? `pid-${process.pid}`;
   }
 
   static async open(o: TinkerBackendOptions): Promise<TinkerBackend> {
     const client = new TinkerClient({ ...o, baseUrl: o.baseUrl.replace(/\/+$/, '') });
     const tokenizer = await loadChatTokenizer(o.tokenizer);
-    const caps = await client.capabilities().catch(() => undefined);
-    const resumable = caps?.whale?.resume_from_sampler_path === true;
-    const base = baseVersion(o.baseModel);
-    const current = o.initialVersion ?? base;
-    const sessionId = await client.createSession();
-    const trainFrom = current !== base && resumable ? current : o.baseModel;
-    const modelId = await client.createModel(sessionId, trainFrom, o.loraRank);
-    const info = await client.getInfo(modelId);
-    const update = info.model_data.lora_config && info.model_data.lora_config.rank > 0 ? 'lora' : 'full';
-    return new TinkerBackend(client, tokenizer, o, sessionId, update, resumable, { current, trainedAt: trainFrom === o.baseModel ? base : current, modelId });
+    const caps = await client.capabilities();
+    const b = new TinkerBackend(client, tokenizer, o, caps.whale, o.initialVersion ?? baseVersion(o.baseModel));
+    await b.unloadOrphans();
+    return b;
+  }
+
+  /** whale serve: creates models from sampler paths and dedups by Idempotency-Key. */
+  private get isWhale(): boolean {
+    return this.whale?.resume_from_sampler_path === true;
   }
 
   async capabilities(): Promise<Capabilities> {
-    return { update: this.update, tokenIds: true, logprobs: true, maxContext: this.o.maxContext ?? 4096, chatTemplate: 'client' };
+    const update = this.whale?.update === 'full' ? 'full' : 'lora';
+    return { update, tokenIds: true, logprobs: true, maxContext: this.o.maxContext ?? 4096, chatTemplate: 'client' };
   }
 
   currentVersion(): string {
@@ -94,52 +124,98 @@ export class TinkerBackend implements PolicyBackend {
     const version = req.version ?? this.current;
     const p = req.params ?? {};
     const promptTokenIds = this.encodeChat(req.messages);
-    const out = await this.client.sample(sourceOf(version), promptTokenIds, {
+    const eot = this.tokenizer.endOfTurn;
+    // SkyRL takes stop ids or stop strings, not both: the turn's end goes with whichever is sent.
+    const stop = p.stop?.length ? [...p.stop, ...(eot?.texts ?? [])] : eot?.ids;
+    const params = {
       max_tokens: p.max_tokens ?? this.o.defaultMaxTokens ?? 256,
       temperature: p.temperature ?? 1,
       top_p: p.top_p ?? 1,
       top_k: -1,
-      ...(p.stop?.length ? { stop: p.stop } : {}),
-      ...(p.seed !== undefined ? { seed: p.seed } : {}),
-    }, { signal: req.signal });
+      ...(stop?.length ? { stop } : {}),
+      ...(p.seed !== undefined ? { seed: toInt32Seed(p.seed) } : {}),
+    };
+    let out;
+    for (let attempt = 1; ; attempt++) {
+      const source = await this.samplerSource(version);
+      try {
+        out = await this.client.sample(source, promptTokenIds, params, { signal: req.signal });
+        break;
+      } catch (e) {
+        if (attempt > 1 || !this.forgotten(e) || !('modelPath' in source)) throw e;
+        this.forget(); // the server restarted: put the version back on a new model and sample again
+      }
+    }
     const s = out.sequences?.[0];
     if (!s) throw new Error(`${this.o.baseUrl}: asample answered no sequences`);
+    // The turn ends at its end token, kept (it is what the model must learn to emit); anything a
+    // server sampled past it is not part of the reply and never trained on.
+    const end = eot ? s.tokens.findIndex((t) => eot.ids.includes(t)) : -1;
+    const tokens = end >= 0 ? s.tokens.slice(0, end + 1) : s.tokens;
+    const logprobs = end >= 0 ? s.logprobs.slice(0, end + 1) : s.logprobs;
     return {
-      text: cutAtStop(this.tokenizer.decode(s.tokens), p.stop),
-      finishReason: s.stop_reason === 'length' ? 'length' : 'stop',
+      text: cutAtStop(this.tokenizer.decode(tokens), p.stop),
+      finishReason: end >= 0 || s.stop_reason === 'stop' ? 'stop' : 'length',
       version,
       promptTokenIds,
-      completionTokenIds: s.tokens,
-      logprobs: s.logprobs,
-      usage: { promptTokens: promptTokenIds.length, completionTokens: s.tokens.length },
+      completionTokenIds: tokens,
+      logprobs,
+      usage: { promptTokens: promptTokenIds.length, completionTokens: tokens.length },
     };
   }
 
+  /** What `asample` is pointed at for `version`; a version no live model holds is put back on ours first. */
+  private async samplerSource(version: string): Promise<{ modelPath: string } | { baseModel: string }> {
+    if (version.startsWith('base:')) return { baseModel: version.slice(5) };
+    if (this.isWhale) return { modelPath: version }; // whale serve samples any saved version by its path
+    const known = this.samplerPaths.get(version);
+    if (known) {
+      // SkyRL loads a sampler checkpoint into the slot the model trains in: unless it is what the
+      // slot holds, the slot holds something else afterwards (reloaded before the next training).
+      if (this.live && this.live.holds !== version) this.live.holds = UNKNOWN;
+      return { modelPath: known };
+    }
+    return this.serial(async () => {
+      const again = this.samplerPaths.get(version);
+      if (again) return { modelPath: again };
+      const m = await this.loadOnModel(version);
+      const path = await this.client.saveWeightsForSampler(m.modelId, `${checkpointName(version)}-${randomBytes(3).toString('hex')}`);
+      this.samplerPaths.set(version, path);
+      return { modelPath: path };
+    });
+  }
+
   train(examples: TrainExample[], hyper: TrainHyper, opts: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void } = {}): Promise<TrainResult> {
-    const run = this.trainQueue.then(() => this.trainNow(examples, hyper, opts));
-    this.trainQueue = run.catch(() => undefined);
+    return this.serial(() => this.trainNow(examples, hyper, opts));
+  }
+
+  private serial<T>(f: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(f);
+    this.queue = run.catch(() => undefined);
     return run;
   }
 
   private async trainNow(examples: TrainExample[], hyper: TrainHyper, opts: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void }): Promise<TrainResult> {
-    try {
-      return await this.trainOnce(examples, hyper, opts);
-    } catch (e) {
-      // A restarted server has forgotten our session and training model; when it can rebuild the
-      // model from the last saved version, do so and run the whole call again (its partial steps
-      // died with the old model, so nothing is applied twice).
-      if (!(this.resumable && e instanceof BackendHttpError && e.status === 404 && /model|session/i.test(e.message))) throw e;
-      this.sessionId = await this.client.createSession();
-      const from = this.trainedAt.startsWith('base:') ? this.o.baseModel : this.trainedAt;
-      this.modelId = await this.client.createModel(this.sessionId, from, this.o.loraRank);
-      return this.trainOnce(examples, hyper, opts);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.trainOnce(examples, hyper, opts);
+      } catch (e) {
+        if (opts.signal?.aborted || attempt >= 3) throw e;
+        if (this.forgotten(e)) this.forget();
+        else if (this.isWhale || !(e instanceof BackendHttpError || e instanceof TypeError)) throw e;
+        // Against a server that does not dedup, a failed call leaves the model in an unknown state
+        // (a forward_backward or optim_step may or may not have been applied): the next attempt
+        // puts it back at the parent version before sending anything.
+        else if (this.live) this.live.holds = UNKNOWN;
+        this.o.onRetry?.({ url: this.o.baseUrl, attempt, delayMs: 0, reason: `training call failed (${(e as Error).message}); running it again from ${this.current}` });
+      }
     }
   }
 
   private async trainOnce(examples: TrainExample[], hyper: TrainHyper, opts: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void }): Promise<TrainResult> {
     const t0 = performance.now();
     const parent = this.current;
-    if (parent !== this.trainedAt) await this.retarget(parent);
+    const m = await this.loadOnModel(parent);
     const adam = {
       learning_rate: hyper.learningRate,
       beta1: hyper.adam?.beta1 ?? DEFAULT_ADAM.beta1,
@@ -147,37 +223,111 @@ export class TinkerBackend implements PolicyBackend {
       eps: hyper.adam?.eps ?? DEFAULT_ADAM.eps,
       weight_decay: hyper.adam?.weightDecay ?? DEFAULT_ADAM.weightDecay,
     };
-    const runKey = sha256(JSON.stringify({ model: this.modelId, parent, examples, hyper: { ...hyper, adam } })).slice(0, 32);
+    const runKey = sha256(JSON.stringify({ model: m.modelId, parent, examples, hyper: { ...hyper, adam } })).slice(0, 32);
+    const call = (key: string) => ({ key: `${runKey}-${key}`, signal: opts.signal, noRetry: !this.isWhale });
     const losses: number[] = [];
     let trainedTokens = 0;
     let step = 0;
+    m.holds = UNKNOWN; // from the first request on, until the checkpoints are saved
     for (const [i, idx] of minibatchPlan(examples.length, hyper, examples.map((e) => e.group)).entries()) {
       if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('training was aborted');
       const batch = idx.map((j) => examples[j]);
       const data = rsftData(batch, hyper.loss);
       if (data.length === 0) continue;
-      const fb = await this.client.forwardBackward(this.modelId, data, `${runKey}-fb-${i}`, opts.signal);
-      await this.client.optimStep(this.modelId, adam, `${runKey}-opt-${i}`, opts.signal);
+      const fb = await this.client.forwardBackward(m.modelId, data, call(`fb-${i}`));
+      await this.client.optimStep(m.modelId, adam, call(`opt-${i}`));
       const loss = lossOf(fb, data);
       losses.push(loss);
-      trainedTokens += batch.reduce((n, e) => n + e.lossMask.filter((m) => m).length, 0);
+      trainedTokens += batch.reduce((n, e) => n + e.lossMask.filter((x) => x).length, 0);
       step++;
       opts.onStep?.(step, loss);
     }
-    const version = await this.client.saveWeightsForSampler(this.modelId, `whale-${runKey.slice(0, 16)}`, `${runKey}-save`, opts.signal);
-    this.trainedAt = version;
+    const name = `whale-${runKey.slice(0, 16)}`;
+    const weights = this.isWhale ? undefined : await this.client.saveWeights(m.modelId, name, call('state'));
+    // whale serve names a version by its content when no name is given (a path that survives anything).
+    const version = await this.client.saveWeightsForSampler(m.modelId, this.isWhale ? undefined : name, call('save'));
+    if (weights) this.record?.addVersion({ version, weights });
+    m.holds = version;
+    // SkyRL keeps "checkpoint X is loaded" across training, so a path sampled before this call
+    // would now sample the new weights: older versions get a fresh checkpoint when next sampled.
+    this.samplerPaths.clear();
+    this.samplerPaths.set(version, version);
     return { version, parentVersion: parent, optimizerSteps: step, losses, trainedTokens, wallMs: performance.now() - t0 };
   }
 
-  /** Points the training model at `version`: a new server-side model created from that sampler path. */
-  private async retarget(version: string): Promise<void> {
-    if (!this.resumable || !parseSamplerPath(version)) {
+  /** The live training model, holding `version`'s weights (and optimizer state): created and loaded as needed. */
+  private async loadOnModel(version: string): Promise<LiveModel> {
+    const base = version.startsWith('base:');
+    if (this.live?.holds === version) return this.live;
+    if (this.isWhale) {
+      // whale serve builds a model from a sampler path; its models hold the version they were made from.
+      if (!base && !parseSamplerPath(version)) throw new Error(`'${version}' is not a version of the tinker backend (base:<model> or a tinker:// sampler path)`);
+      await this.unloadLive();
+      return this.createLive(base ? this.o.baseModel : version, version);
+    }
+    if (base) {
+      // A fresh adapter is the base model (LoRA's B starts at zero) with a fresh optimizer.
+      await this.unloadLive();
+      return this.createLive(this.o.baseModel, version);
+    }
+    const rec = this.record?.version(version);
+    if (!rec) {
       throw new Error(
-        `the tinker training model at ${this.o.baseUrl} holds ${this.trainedAt}, not ${version}; this server cannot start training from a sampler path, so training continues only from the version it last saved`,
+        `${this.o.baseUrl} cannot put version ${version} back: no training checkpoint of it is recorded in ${this.record?.dir ?? 'the run store (no store given)'} (it was trained elsewhere, or by a WHALE before checkpoints were recorded)`,
       );
     }
-    this.modelId = await this.client.createModel(this.sessionId, version, this.o.loraRank);
-    this.trainedAt = version;
+    const m = this.live ?? (await this.createLive(this.o.baseModel, UNKNOWN));
+    m.holds = UNKNOWN;
+    await this.client.loadWeights(m.modelId, rec.weights);
+    m.holds = version;
+    return m;
+  }
+
+  private async createLive(from: string, holds: string): Promise<LiveModel> {
+    const sessionId = await this.client.createSession();
+    const modelId = await this.client.createModel(sessionId, from, this.o.loraRank, undefined, this.o.loraSeed);
+    this.live = { sessionId, modelId, holds };
+    this.record?.setModel({ owner: this.owner, sessionId, modelId, pid: process.pid, at: new Date().toISOString() });
+    this.startHeartbeat();
+    return this.live;
+  }
+
+  private startHeartbeat(): void {
+    if (this.heartbeat) return;
+    this.heartbeat = setInterval(() => {
+      const s = this.live?.sessionId;
+      if (s) this.client.heartbeat(s).catch(() => undefined); // a missed beat is retried by the next one
+    }, (this.o.heartbeatS ?? 10) * 1000);
+    this.heartbeat.unref();
+  }
+
+  /** The server no longer has our model (restarted, or expired it). */
+  private forgotten(e: unknown): boolean {
+    return e instanceof BackendHttpError && (e.status === 404 || e.status === 400) && /not loaded|model not found|session (\S+ )?not found/i.test(e.message);
+  }
+
+  private forget(): void {
+    if (this.live) this.record?.dropModel(this.owner, this.live.modelId);
+    this.live = undefined;
+    this.samplerPaths.clear();
+  }
+
+  private async unloadLive(): Promise<void> {
+    const m = this.live;
+    if (!m) return;
+    this.live = undefined;
+    this.samplerPaths.clear();
+    await this.client.unloadModel(m.modelId).catch(() => undefined); // already gone (restart): nothing to free
+    this.record?.dropModel(this.owner, m.modelId);
+  }
+
+  /** Unloads the models that processes which died (crashed, killed) left on this server. */
+  private async unloadOrphans(): Promise<void> {
+    for (const r of this.record?.models() ?? []) {
+      if (r.pid !== process.pid && processAlive(r.pid)) continue;
+      await this.client.unloadModel(r.modelId).catch(() => undefined);
+      this.record?.dropModel(r.owner, r.modelId);
+    }
   }
 
   async publish(version: string): Promise<void> {
@@ -185,15 +335,21 @@ export class TinkerBackend implements PolicyBackend {
     this.current = version;
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+    await this.queue;
+    await this.unloadLive();
+  }
+}
+
+/** The checkpoint name inside a version's path (`tinker://model/[sampler_weights/]name` → name). */
+function checkpointName(version: string): string {
+  return parseSamplerPath(version)?.checkpoint ?? 'v';
 }
 
 export function baseVersion(baseModel: string): string {
   return `base:${baseModel}`;
-}
-
-function sourceOf(version: string): { modelPath: string } | { baseModel: string } {
-  return version.startsWith('base:') ? { baseModel: version.slice(5) } : { modelPath: version };
 }
 
 /**

@@ -15,6 +15,18 @@ export interface TinkerClientOptions extends HttpOptions {
   futureTimeoutMs?: number;
 }
 
+export interface TrainCallOptions {
+  /** The idempotency key (stable across retries and restarts, for a server that dedups by it). */
+  key?: string;
+  signal?: AbortSignal;
+  /**
+   * Send the request once, never again: for a server that ignores idempotency keys (SkyRL), a
+   * second POST of a forward_backward or optim_step whose reply was lost would be applied twice.
+   * (A refused connection is still retried: that request never arrived.)
+   */
+  noRetry?: boolean;
+}
+
 export class TinkerClient {
   readonly http: JsonHttp;
   private readonly futureTimeoutMs: number;
@@ -33,27 +45,50 @@ export class TinkerClient {
     return r.session_id;
   }
 
-  async createModel(sessionId: string, baseModel: string, loraRank: number, key?: string): Promise<string> {
-    const r = (await this.http.post(`${API}/create_model`, { session_id: sessionId, base_model: baseModel, lora_config: { rank: loraRank } }, { idempotencyKey: key })) as { model_id: string; request_id?: string };
+  async createModel(sessionId: string, baseModel: string, loraRank: number, key?: string, loraSeed?: number): Promise<string> {
+    const lora = { rank: loraRank, ...(loraSeed !== undefined ? { seed: loraSeed } : {}) };
+    const r = (await this.http.post(`${API}/create_model`, { session_id: sessionId, base_model: baseModel, lora_config: lora }, { idempotencyKey: key })) as { model_id: string; request_id?: string };
     if (r.request_id !== undefined) await this.retrieve(r.request_id);
     return r.model_id;
+  }
+
+  /** Frees a training model and its LoRA slot (SkyRL answers a future; older servers answer at once). */
+  async unloadModel(modelId: string): Promise<void> {
+    const r = (await this.http.post(`${API}/unload_model`, { model_id: modelId }, { retries: 1, outageMs: 0 })) as { request_id?: string };
+    if (r?.request_id !== undefined) await this.retrieve(r.request_id);
+  }
+
+  /** Keeps a session (and the models it holds) from being expired by a server that expires idle sessions (SkyRL: 300 s). */
+  async heartbeat(sessionId: string): Promise<void> {
+    await this.http.post(`${API}/session_heartbeat`, { session_id: sessionId }, { retries: 0, outageMs: 0, timeoutMs: 10_000 });
+  }
+
+  /** Saves weights and optimizer state; answers the `tinker://<model>/weights/<name>` path that `loadWeights` takes. */
+  async saveWeights(modelId: string, name: string, opts: TrainCallOptions = {}): Promise<string> {
+    const r = (await this.submit(`${API}/save_weights`, { model_id: modelId, path: name }, opts)) as { path?: string | null };
+    if (!r.path) throw new Error(`save_weights for ${modelId} answered no path`);
+    return r.path;
+  }
+
+  async loadWeights(modelId: string, weightsPath: string, opts: TrainCallOptions = {}): Promise<void> {
+    await this.submit(`${API}/load_weights`, { model_id: modelId, path: weightsPath }, opts);
   }
 
   async getInfo(modelId: string): Promise<{ model_id: string; status: string; model_data: { base_model: string; lora_config: { rank: number } | null } }> {
     return (await this.http.post(`${API}/get_info`, { model_id: modelId })) as never;
   }
 
-  async forwardBackward(modelId: string, data: Datum[], key: string, signal?: AbortSignal): Promise<ForwardBackwardOutput> {
-    return (await this.submit(`${API}/forward_backward`, { model_id: modelId, forward_backward_input: { data, loss_fn: 'cross_entropy' } }, key, signal)) as ForwardBackwardOutput;
+  async forwardBackward(modelId: string, data: Datum[], opts: TrainCallOptions): Promise<ForwardBackwardOutput> {
+    return (await this.submit(`${API}/forward_backward`, { model_id: modelId, forward_backward_input: { data, loss_fn: 'cross_entropy' } }, opts)) as ForwardBackwardOutput;
   }
 
-  async optimStep(modelId: string, adam: AdamParams, key: string, signal?: AbortSignal): Promise<{ metrics?: Record<string, number> | null }> {
-    return (await this.submit(`${API}/optim_step`, { model_id: modelId, adam_params: adam }, key, signal)) as { metrics?: Record<string, number> | null };
+  async optimStep(modelId: string, adam: AdamParams, opts: TrainCallOptions): Promise<{ metrics?: Record<string, number> | null }> {
+    return (await this.submit(`${API}/optim_step`, { model_id: modelId, adam_params: adam }, opts)) as { metrics?: Record<string, number> | null };
   }
 
   /** Saves the training weights for sampling; answers the `tinker://…` path to sample them by. */
-  async saveWeightsForSampler(modelId: string, name: string, key: string, signal?: AbortSignal): Promise<string> {
-    const r = (await this.submit(`${API}/save_weights_for_sampler`, { model_id: modelId, path: name }, key, signal)) as { path?: string | null };
+  async saveWeightsForSampler(modelId: string, name: string | undefined, opts: TrainCallOptions = {}): Promise<string> {
+    const r = (await this.submit(`${API}/save_weights_for_sampler`, { model_id: modelId, path: name ?? null }, opts)) as { path?: string | null };
     if (!r.path) throw new Error(`save_weights_for_sampler for ${modelId} answered no path`);
     return r.path;
   }
@@ -70,7 +105,7 @@ export class TinkerClient {
       sampling_params: params,
       ...('modelPath' in source ? { model_path: source.modelPath } : { base_model: source.baseModel }),
     };
-    return (await this.submit(`${API}/asample`, body, undefined, opts.signal)) as SampleOutput;
+    return (await this.submit(`${API}/asample`, body, { signal: opts.signal })) as SampleOutput;
   }
 
   /**
@@ -79,15 +114,16 @@ export class TinkerClient {
    * same key (a training request then meets the restart's own 404 for its model, which the backend
    * handles).
    */
-  private async submit(path: string, body: unknown, key: string | undefined, signal?: AbortSignal): Promise<unknown> {
-    const idempotencyKey = key ?? randomUUID();
+  private async submit(path: string, body: unknown, opts: TrainCallOptions): Promise<unknown> {
+    const idempotencyKey = opts.key ?? randomUUID();
+    const signal = opts.signal;
     for (let attempt = 1; ; attempt++) {
-      const f = (await this.http.post(path, body, { idempotencyKey, signal })) as FutureResponse;
+      const f = (await this.http.post(path, body, { idempotencyKey, signal, ...(opts.noRetry ? { retries: 0, onlyUnsent: true } : {}) })) as FutureResponse;
       if (!f || typeof f.request_id !== 'string') throw new Error(`${this.http.baseUrl}${path}: expected {request_id, future_id}, got ${JSON.stringify(f)?.slice(0, 200)}`);
       try {
         return await this.retrieve(f.request_id, signal);
       } catch (e) {
-        if (!(e instanceof BackendHttpError && e.status === 404 && /future/i.test(e.message)) || attempt >= 3) throw e;
+        if (opts.noRetry || !(e instanceof BackendHttpError && e.status === 404 && /future/i.test(e.message)) || attempt >= 3) throw e;
       }
     }
   }

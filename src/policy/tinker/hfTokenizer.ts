@@ -21,6 +21,11 @@ export async function loadHfChatTokenizer(file: string): Promise<ChatTokenizer> 
   const tok = TokenizerLoader.fromPreTrained({ tokenizerJSON, tokenizerConfig } as never);
   const template = new Template(cfg.chat_template);
   const special = (t: unknown) => (typeof t === 'string' ? t : ((t as { content?: string } | undefined)?.content ?? ''));
+  // The turn ends with the template's eos token (Qwen: <|im_end|>); <|endoftext|> ends a document.
+  const single = [...new Set([special(cfg.eos_token), '<|endoftext|>', '<|eot_id|>', '<|end_of_text|>'])]
+    .filter((t) => t !== '')
+    .map((t) => ({ t, ids: tok.encode(t, { add_special_tokens: false }) }))
+    .filter((x) => x.ids.length === 1);
   return {
     source: `tokenizer ${file}`,
     encodeChat: (messages, o) => {
@@ -28,6 +33,7 @@ export async function loadHfChatTokenizer(file: string): Promise<ChatTokenizer> 
       return tok.encode(text, { add_special_tokens: false });
     },
     decode: (ids) => tok.decode([...ids], { skip_special_tokens: true }),
+    endOfTurn: single.length ? { ids: single.map((x) => x.ids[0]), texts: single.map((x) => x.t) } : undefined,
   };
 }
 

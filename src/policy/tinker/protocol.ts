@@ -40,7 +40,14 @@ export const AdamParamsSchema = z.object({
 });
 export type AdamParams = z.infer<typeof AdamParamsSchema>;
 export const OptimStepBody = z.object({ model_id: z.string(), adam_params: AdamParamsSchema });
-export const SaveForSamplerBody = z.object({ model_id: z.string(), path: z.string().regex(/^[A-Za-z0-9_-]+$/).max(255).nullish() });
+export const SaveForSamplerBody = z.object({
+  model_id: z.string(),
+  path: z.string().regex(/^[A-Za-z0-9_-]+$/).max(255).nullish(),
+  // The official SDK's save_weights_and_get_sampling_client: answer a sampling session for the saved weights.
+  sampling_session_seq_id: z.number().int().nullish(),
+  seq_id: z.number().int().nullish(),
+});
+export const CreateSamplingSessionBody = z.object({ session_id: z.string(), sampling_session_seq_id: z.number().int().nullish(), base_model: z.string().nullish(), model_path: z.string().nullish() });
 export const SamplingParamsSchema = z.object({
   max_tokens: z.number().int().positive(),
   seed: z.number().int().nullish(),
@@ -56,6 +63,7 @@ export const SampleBody = z.object({
   sampling_params: SamplingParamsSchema,
   base_model: z.string().nullish(),
   model_path: z.string().nullish(),
+  sampling_session_id: z.string().nullish(),
 });
 export const RetrieveFutureBody = z.object({ request_id: z.string() });
 
