@@ -255,7 +255,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     vscode.workspace.registerTextDocumentContentProvider('whale-scores', {
       provideTextDocumentContent(uri) {
         const [a, b] = uri.query.split(',').map(node);
-        return a && b ? compareTable(a, b) : 'one of these candidates is no longer in the archive view';
+        return a && b ? compareTable(a, b, deps.archive.current().policies) : 'one of these candidates is no longer in the archive view';
       },
     }),
   );
