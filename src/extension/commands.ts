@@ -5,8 +5,9 @@ import { RunStore } from '../archive/runStore.js';
 import { archiveOf, toUri } from './archiveFs.js';
 import type { ArchiveItem, ArchiveTreeProvider } from './archiveView.js';
 import { PhaseProcess, runEngine } from './engineProcess.js';
-import { compareTable, scoresByVersion, type CandidateNode } from './model/archiveModel.js';
+import { candidateLabel, compareTable, scoresByVersion, type CandidateNode } from './model/archiveModel.js';
 import { configProblems } from './model/configProblems.js';
+import { describeEvaluation, policyLabel, policyNames, shortHash, type EvaluationSummary } from './model/identity.js';
 import type { RunNode } from './model/runsModel.js';
 import { engineEnv } from './proposerKey.js';
 import { PROVIDERS, type ApiKeys } from './secrets.js';
@@ -215,23 +216,26 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       runEngine(context.extensionPath, ['eval', '--config', 'whale.config.json', '--harness', dir!, '--json'], root, log, { token, env, onLine: (line) => progress.report({ message: line }) }),
     );
     if (result.code !== 0) throw new Error(`evaluation failed (exit ${result.code}): ${result.stderr.trim().split('\n').slice(-1)[0] ?? 'see the log'}`);
-    const summary = JSON.parse(result.stdout) as { meanAtK: number; standardError: number; k: number; cacheHit: boolean };
-    vscode.window.showInformationMessage(`WHALE: mean@${summary.k} = ${(100 * summary.meanAtK).toFixed(1)}% ± ${(100 * summary.standardError).toFixed(1)}${summary.cacheHit ? ' (cached)' : ''}`);
+    const summary = JSON.parse(result.stdout) as EvaluationSummary;
+    const names = new Map<string, string>();
+    for (const r of monitor.current().runs) policyNames(monitor.entries(r.id), names);
+    vscode.window.showInformationMessage(`WHALE: ${describeEvaluation(summary, names)}`);
     return summary;
   });
 
   // Candidates in the editor.
-  const candidateArg = (arg: unknown): CandidateNode | undefined => (arg && typeof arg === 'object' && 'node' in arg ? (arg as Extract<ArchiveItem, { kind: 'candidate' }>).node : undefined);
+  // A candidate row of the archive tree, or a tree hash (a round's candidate in the Runs tree).
+  const candidateArg = (arg: unknown): CandidateNode | undefined => (typeof arg === 'string' ? deps.archive.current().nodes.get(arg) : arg && typeof arg === 'object' && 'node' in arg ? (arg as Extract<ArchiveItem, { kind: 'candidate' }>).node : undefined);
   const pickCandidate = async (title: string, exclude?: string): Promise<CandidateNode | undefined> => {
     await deps.archive.reload();
     const nodes = [...deps.archive.current().nodes.values()].filter((n) => n.treeHash !== exclude);
     if (nodes.length === 0) throw new Error('the archive has no candidates yet');
-    const items = nodes.map((n) => ({ label: `${n.treeHash.slice(0, 8)} ${n.message}`, description: n.origin, detail: scoresByVersion(n).map((s) => `${s.version}: ${(100 * s.mean).toFixed(1)}%`).join(' · ') || 'not scored yet', node: n }));
+    const items = nodes.map((n) => ({ label: candidateLabel(n), description: n.origin, detail: scoresByVersion(n).map((s) => `${policyLabel(s.version, deps.archive.current().policies)}: ${(100 * s.mean).toFixed(1)}%`).join(' · ') || 'not scored yet', node: n }));
     return (await vscode.window.showQuickPick(items, { title, matchOnDescription: true, matchOnDetail: true }))?.node;
   };
   const scoreLabel = (n: CandidateNode) => {
     const s = scoresByVersion(n).slice(-1)[0];
-    return `${n.treeHash.slice(0, 8)}${s ? ` (${(100 * s.mean).toFixed(1)}% under ${s.version})` : ''}`;
+    return `${shortHash(n.treeHash)}${s ? ` (${(100 * s.mean).toFixed(1)}% under ${policyLabel(s.version, deps.archive.current().policies)})` : ''}`;
   };
   /** Opens the diff of two candidates: the one file that differs, or the user's pick among several. */
   const diffCandidates = async (a: CandidateNode, b: CandidateNode): Promise<string | undefined> => {
@@ -240,7 +244,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     const patch = await archive.diff(a.treeHash, b.treeHash, { context: 0 });
     const changed = [...new Set([...patch.matchAll(/^diff --git a\/(\S+) b\/(\S+)$/gm)].map((m) => m[2]))];
     if (changed.length === 0) {
-      vscode.window.showInformationMessage(`WHALE: ${a.treeHash.slice(0, 8)} and ${b.treeHash.slice(0, 8)} are identical`);
+      vscode.window.showInformationMessage(`WHALE: ${shortHash(a.treeHash)} and ${shortHash(b.treeHash)} are identical`);
       return undefined;
     }
     const file = changed.length === 1 ? changed[0] : await vscode.window.showQuickPick(changed, { title: `${changed.length} files differ: which one?` });
@@ -250,7 +254,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   };
   const node = (h: string) => deps.archive.current().nodes.get(h);
   // Scores side by side, as a read-only Markdown document rendered from the archive model.
-  const scoresUri = (a: string, b: string) => vscode.Uri.from({ scheme: 'whale-scores', path: `/${a.slice(0, 8)}-${b.slice(0, 8)}.md`, query: `${a},${b}` });
+  const scoresUri = (a: string, b: string) => vscode.Uri.from({ scheme: 'whale-scores', path: `/${shortHash(a)}-${shortHash(b)}.md`, query: `${a},${b}` });
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider('whale-scores', {
       provideTextDocumentContent(uri) {
@@ -280,7 +284,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     const n = candidateArg(arg) ?? (await pickCandidate('WHALE: Diff with Parent'));
     if (!n) return undefined;
     const parent = n.parents.map(node).find(Boolean);
-    if (!parent) throw new Error(`${n.treeHash.slice(0, 8)} has no parent in the archive (it is a root)`);
+    if (!parent) throw new Error(`${shortHash(n.treeHash)} has no parent in the archive (it is a root)`);
     return diffCandidates(parent, n);
   });
 
@@ -296,7 +300,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   cmd('whale.compareCandidates', async (a?: unknown, b?: unknown) => {
     const first = candidateArg(a) ?? (await pickCandidate('WHALE: Compare Candidates (1/2)'));
     if (!first) return undefined;
-    const second = candidateArg(b) ?? (await pickCandidate(`WHALE: Compare ${first.treeHash.slice(0, 8)} with… (2/2)`, first.treeHash));
+    const second = candidateArg(b) ?? (await pickCandidate(`WHALE: Compare ${shortHash(first.treeHash)} with… (2/2)`, first.treeHash));
     if (!second) return undefined;
     const file = await diffCandidates(first, second);
     const scores = await vscode.workspace.openTextDocument(scoresUri(first.treeHash, second.treeHash));
@@ -312,7 +316,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     const name = typeof nameArg === 'string' ? nameArg : await vscode.window.showInputBox({
       title: 'WHALE: Propose From Here',
       prompt: 'Name of the editable copy (under harnesses/proposals/)',
-      value: `${n.treeHash.slice(0, 8)}-edit`,
+      value: `${shortHash(n.treeHash)}-edit`,
       validateInput: (v) => (!/^[A-Za-z0-9._-]+$/.test(v) ? 'letters, digits, . _ - only' : existsSync(join(p.root, 'harnesses', 'proposals', v)) ? 'a proposal with this name exists' : undefined),
     });
     if (!name) return undefined;
@@ -347,7 +351,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     if (r.code !== 0) throw new Error(`the folder was not accepted: ${r.stderr.trim().replace(/^whale candidate: (invalid input\n)?/, '')}`);
     const s = JSON.parse(r.stdout) as { treeHash: string; created: boolean };
     await deps.archive.reload();
-    vscode.window.showInformationMessage(`WHALE: submitted ${s.treeHash.slice(0, 8)}${s.created ? '' : ' (identical to an archived candidate)'}; the next harness phase validates and scores it.`, 'Next Phase').then((c) => {
+    vscode.window.showInformationMessage(`WHALE: submitted ${shortHash(s.treeHash)}${s.created ? '' : ' (identical to an archived candidate)'}; the next harness phase validates and scores it.`, 'Next Phase').then((c) => {
       if (c === 'Next Phase') vscode.commands.executeCommand('whale.nextPhase');
     });
     return s;

@@ -43,3 +43,23 @@ export function policyHover(version: string, names: ReadonlyMap<string, string>)
   const n = names.get(version);
   return n ? `${n} (\`${version}\`)` : `\`${version}\``;
 }
+
+/** What `whale eval --json` prints that names the figure: the split, the harness and the policy it was under. */
+export interface EvaluationSummary {
+  meanAtK: number;
+  standardError: number;
+  k: number;
+  cacheHit?: boolean;
+  key?: { split?: string; harnessHash?: string; policyVersion?: string };
+}
+
+/** "mean@4 on the val split = 40.0% ± 5.0 · harness 82fa96f4 under base": every h0 figure says which split and policy it is. */
+export function describeEvaluation(s: EvaluationSummary, names: ReadonlyMap<string, string>): string {
+  const pct = (x: number) => (100 * x).toFixed(1);
+  const k = s.key ?? {};
+  return [
+    `mean@${s.k}${k.split ? ` on the ${k.split} split` : ''} = ${pct(s.meanAtK)}% ± ${pct(s.standardError)}`,
+    ...(k.harnessHash ? [`harness ${shortHash(k.harnessHash)}`] : []),
+    ...(k.policyVersion ? [`under ${policyLabel(k.policyVersion, names)}`] : []),
+  ].join(' · ') + (s.cacheHit ? ' (cached)' : '');
+}

@@ -43,7 +43,7 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
       const rs = await render(whale.archiveTree);
       return rs.some((x) => / h0: the initial harness$/.test(x.label)) ? rs : undefined;
     });
-    assert.match(rows.find((x) => x.label.includes('h0'))!.description, /^seed/);
+    assert.equal(((rows.find((x) => x.label.includes('h0'))!.item as ArchiveItem) as Extract<ArchiveItem, { kind: 'candidate' }>).node.origin, 'seed');
   });
 
   test('Next Phase runs one phase in the engine process; the Runs tree shows run → cycle → phase with val mean@k and rollouts', async () => {
@@ -89,7 +89,8 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
       return rs.some((x) => x.label.startsWith(s!.treeHash.slice(0, 8)) && x.depth >= 1) ? rs : undefined;
     });
     const mine = rows.find((x) => x.label.startsWith(s!.treeHash.slice(0, 8)))!;
-    assert.match(mine.description, /^human · submitted, awaiting a harness phase$/);
+    assert.equal((mine.item as Extract<ArchiveItem, { kind: 'candidate' }>).node.origin, 'human');
+    assert.match(mine.description, /^submitted, awaiting a harness phase$/);
 
     const file = await vscode.commands.executeCommand<string>('whale.diffWithParent', mine.item);
     assert.equal(file, 'harness.json');
@@ -125,7 +126,7 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
       whale.monitor.tick(true);
       await whale.archiveTree.reload();
       const rs = await render(whale.archiveTree);
-      return rs.some((x) => x.description.startsWith('human · ') && /\d+\.\d% under /.test(x.description)) ? rs : undefined;
+      return rs.some((x) => (x.item as ArchiveItem).kind === 'candidate' && (x.item as Extract<ArchiveItem, { kind: 'candidate' }>).node.origin === 'human' && /^\d+\.\d% ± \d+\.\d under /.test(x.description)) ? rs : undefined;
     });
     assert.ok(rows.length > 0);
     const runRows = await render(whale.runsTree as vscode.TreeDataProvider<RunsItem>);
