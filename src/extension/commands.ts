@@ -7,6 +7,7 @@ import type { ArchiveItem, ArchiveTreeProvider } from './archiveView.js';
 import { PhaseProcess, runEngine } from './engineProcess.js';
 import { candidateLabel, compareTable, scoresByVersion, type CandidateNode } from './model/archiveModel.js';
 import { configProblems } from './model/configProblems.js';
+import { prepareProposalTypes } from './model/proposalTypes.js';
 import { describeEvaluation, policyLabel, policyNames, shortHash, type EvaluationSummary } from './model/identity.js';
 import type { RunNode } from './model/runsModel.js';
 import { engineEnv } from './proposerKey.js';
@@ -68,13 +69,14 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   let active: PhaseProcess | undefined;
 
   /** Runs `whale run|step …` detached, with a cancellable progress notification that follows it. */
-  const startPhases = async (title: string, args: string[]): Promise<{ code: number | null; signal: string | null }> => {
+  const startPhases = async (title: string, args: string[], opts: { asksNewRun?: boolean } = {}): Promise<{ code: number | null; signal: string | null } | undefined> => {
     requireTrust(title);
     const p = requireProject();
     requireValidConfig(p);
     if (active) throw new Error('an engine started from this window is still running: stop it first (WHALE: Stop)');
     const running = monitor.current().runs.find((r) => r.status === 'running');
     if (running) throw new Error(`run ${running.id} is running in another engine (pid ${running.pid}); stop it first`);
+    if (opts.asksNewRun && !(await confirmNewRun())) return undefined;
     const env = await engineEnv(p.configFile, deps.keys, log);
     deps.statusBar.setEngineError(undefined);
     return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `WHALE: ${title}`, cancellable: true }, async (progress, token) => {
@@ -103,6 +105,24 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       }
     });
   };
+
+  /**
+   * A command that would start a new run beside existing ones asks first (a finished run is never
+   * continued silently by a new one): "Start a new run", or resume the run that can be resumed.
+   */
+  const confirmNewRun = async (): Promise<boolean> => {
+    const runs = monitor.current().runs;
+    if (runs.length === 0) return true;
+    const latest = runs[0];
+    const resumable = runs.find((r) => r.status === 'interrupted' || r.status === 'paused' || r.status === 'stopped');
+    const NEW = 'Start a new run';
+    const items = [{ label: NEW, detail: `run ${latest.id} is ${latest.status}${latest.detail ? ` (${latest.detail})` : ''}; a new run starts from the base policy and h0` }, ...(resumable ? [{ label: `Resume ${resumable.id}`, detail: `${resumable.status}: continue it instead` }] : [])];
+    const pick = await vscode.window.showQuickPick(items, { title: `WHALE: run ${latest.id} is ${latest.status}. Start a new run?`, ignoreFocusOut: true });
+    if (pick && pick.label !== NEW && resumable) void vscode.commands.executeCommand('whale.resumeRun', { run: resumable });
+    return pick?.label === NEW;
+  };
+  /** `{ newRun: true }` (automation, tests): start the new run without asking. */
+  const skipsQuestion = (arg: unknown) => !!arg && typeof arg === 'object' && (arg as { newRun?: unknown }).newRun === true;
 
   /** Asks every running run of the store to stop at its next safe point (the run store's STOP control). */
   const stopRuns = (): string[] => {
@@ -177,11 +197,13 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   });
 
   // Continues the current run; once every run is finished, the next phase starts a new one.
-  cmd('whale.nextPhase', () => {
+  cmd('whale.nextPhase', (arg?: unknown) => {
     const runs = monitor.current().runs;
-    return startPhases('next phase', runs.length > 0 && runs.every((r) => r.status === 'finished') ? ['step', '--new'] : ['step']);
+    const startsNew = runs.length > 0 && runs.every((r) => r.status === 'finished');
+    return startPhases('next phase', startsNew ? ['step', '--new'] : ['step'], { asksNewRun: startsNew && !skipsQuestion(arg) });
   });
-  cmd('whale.run', () => startPhases('run', ['run']));
+  // `whale run` always starts a new run (Resume Run continues one).
+  cmd('whale.run', (arg?: unknown) => startPhases('run', ['run'], { asksNewRun: !skipsQuestion(arg) }));
 
   cmd('whale.resumeRun', async (arg?: unknown) => {
     const resumable = monitor.current().runs.filter((r) => r.status === 'interrupted' || r.status === 'paused' || r.status === 'stopped');
@@ -191,6 +213,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       run = resumable.length === 1 ? resumable[0] : (await vscode.window.showQuickPick(resumable.map((r) => ({ label: r.id, description: r.status, detail: r.detail, run: r })), { title: 'WHALE: Resume Run' }))?.run;
     }
     if (!run) return undefined;
+    if (run.status === 'finished' || run.status === 'running') throw new Error(`run ${run.id} is ${run.status}: there is nothing to resume${run.status === 'finished' ? ' (Next Phase or Run starts a new run)' : ''}`);
     return startPhases(`resume ${run.id}`, ['run', '--run', run.id]);
   });
 
@@ -310,11 +333,11 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   const proposals = context.workspaceState;
   cmd('whale.proposeFromHere', async (arg?: unknown, nameArg?: unknown) => {
-    const n = candidateArg(arg) ?? (await pickCandidate('WHALE: Propose From Here'));
+    const n = candidateArg(arg) ?? (await pickCandidate('WHALE: Edit a Copy…'));
     if (!n) return undefined;
     const p = requireProject();
     const name = typeof nameArg === 'string' ? nameArg : await vscode.window.showInputBox({
-      title: 'WHALE: Propose From Here',
+      title: 'WHALE: Edit a Copy…',
       prompt: 'Name of the editable copy (under harnesses/proposals/)',
       value: `${shortHash(n.treeHash)}-edit`,
       validateInput: (v) => (!/^[A-Za-z0-9._-]+$/.test(v) ? 'letters, digits, . _ - only' : existsSync(join(p.root, 'harnesses', 'proposals', v)) ? 'a proposal with this name exists' : undefined),
@@ -322,6 +345,10 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     if (!name) return undefined;
     const dest = join(p.root, 'harnesses', 'proposals', name);
     await (await archiveOf(p.storeDir)).materialize(n.treeHash, dest);
+    // The copy type-checks in the editor: a tsconfig beside it maps `whale-harness` to this extension's SDK.
+    const sdk = [join(context.extensionPath, 'dist', 'whale-harness-sdk.ts'), join(context.extensionPath, 'src', 'harness', 'sdk.ts')].find((f) => existsSync(f));
+    if (sdk) prepareProposalTypes(join(p.root, 'harnesses', 'proposals'), sdk);
+    else log.warn('Edit a Copy: the whale-harness SDK is not in the extension (dist/whale-harness-sdk.ts): the copy will not type-check');
     // The parent is remembered outside the folder: a file inside would change the candidate's tree hash.
     await proposals.update(`whale.proposal.${dest}`, n.treeHash);
     const manifest = JSON.parse(readFileSync(join(dest, 'harness.json'), 'utf8')) as { entry?: string };
@@ -336,7 +363,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     if (!dir) {
       const base = join(p.root, 'harnesses', 'proposals');
       const mine = existsSync(base) ? readdirSync(base).filter((d) => existsSync(join(base, d, 'harness.json'))) : [];
-      if (mine.length === 0) throw new Error('no proposal folders under harnesses/proposals: use "WHALE: Propose From Here" on a candidate first');
+      if (mine.length === 0) throw new Error('no proposal folders under harnesses/proposals: use "WHALE: Edit a Copy…" on a candidate first');
       const pick = await vscode.window.showQuickPick(mine, { title: 'WHALE: Submit as Candidate' });
       if (!pick) return undefined;
       dir = join(base, pick);

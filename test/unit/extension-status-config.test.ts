@@ -34,6 +34,11 @@ test('status bar: no project, idle, running phase X of cycle k, stopped, error â
   assert.equal(statusView(running, 'embedded', { mark: '', text: 'embedded: in this process (nothing to probe)' }).text, statusView(running).text, 'no mark for the in-process backend');
   assert.equal(describeBackend(undefined), undefined, 'runs from before backends were journaled');
   assert.equal(statusState(true, [run('a', 'finished')], 'the engine exited with code 1').kind, 'error', "this window's engine error shows until the next start");
+  // Resume Run is offered for a paused run, never for a finished one.
+  const finished = statusView(statusState(true, [run('a', 'finished')]));
+  assert.match(finished.tooltip, /^Latest run: `a` \(finished\)/);
+  assert.doesNotMatch(finished.tooltip, /whale\.resumeRun/);
+  assert.match(statusView(statusState(true, [run('a', 'paused')])).tooltip, /\[Resume Run\]\(command:whale\.resumeRun\)/);
   assert.equal(statusState(true, [run('a', 'running')], 'old error').kind, 'running', 'a running engine wins');
 });
 

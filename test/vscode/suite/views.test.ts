@@ -1,5 +1,5 @@
 // The user's day in a real VS Code: New Project (tiny template) → Next Phase completes a weight phase
-// in the engine process → the Runs tree shows it; Propose From Here + Submit as Candidate put a
+// in the engine process → the Runs tree shows it; Edit a Copy… + Submit as Candidate put a
 // hand-made candidate in the Harness Archive tree; its diff against its parent opens; the next
 // phase (harness) scores it.
 import * as assert from 'node:assert/strict';
@@ -52,7 +52,8 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
     // Other suites in this window may have left runs in the store: look only at the new one.
     const runsDir = join(root, '.whale', 'runs');
     const before = new Set(existsSync(runsDir) ? readdirSync(runsDir) : []);
-    const r = await vscode.commands.executeCommand<{ code: number | null }>('whale.nextPhase');
+    // Finished runs left by other suites: start the new run without the question.
+    const r = await vscode.commands.executeCommand<{ code: number | null }>('whale.nextPhase', { newRun: true });
     assert.equal(r?.code, 0, 'the engine exited cleanly (see the WHALE log)');
     const runs = readdirSync(runsDir).filter((id) => !before.has(id));
     assert.equal(runs.length, 1, 'Next Phase started exactly one new run');
@@ -70,7 +71,7 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
     assert.match(phase.description, /^1 step\(s\), reward \d+\.\d% · val mean@1 \d+\.\d% ± \d+\.\d · 16 rollouts$/);
   });
 
-  test('Propose From Here + Submit as Candidate: the hand-made candidate joins the archive under its parent, and its diff opens', async () => {
+  test('Edit a Copy… + Submit as Candidate: the hand-made candidate joins the archive under its parent, and its diff opens', async () => {
     const whale = await api();
     const root = projectFolder().fsPath;
     await whale.archiveTree.reload();
