@@ -13,11 +13,18 @@ import { clipLine, LABEL_CHANGE_CHARS } from './model/archiveModel.js';
 export type RunsItem = { kind: 'run'; run: RunNode } | { kind: 'cycle'; run: RunNode; cycle: CycleNode } | { kind: 'phase'; run: RunNode; phase: PhaseNode } | { kind: 'session'; run: RunNode; phase: PhaseNode; session: ProposerSessionNode }
   | { kind: 'round'; run: RunNode; phase: PhaseNode; round: RoundNode }
   | { kind: 'candidate'; run: RunNode; phase: PhaseNode; round: RoundNode; candidate: RoundCandidate }
-  | { kind: 'info'; label: string; detail: string; icon?: string };
+  | { kind: 'info'; label: string; detail: string; icon?: string; command?: vscode.Command };
 
 const RUN_ICON: Record<RunNode['status'], string> = { running: 'sync~spin', finished: 'pass', stopped: 'debug-stop', paused: 'debug-pause', interrupted: 'warning', 'not started': 'circle-outline' };
 const PHASE_ICON: Record<PhaseNode['status'], string> = { done: 'check', running: 'loading~spin', interrupted: 'warning' };
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+
+/** The best pair's row opens its harness's diff against the run's starting harness (with both scores). */
+function bestPairDiff(run: RunNode): { command?: vscode.Command } {
+  const start = run.cycles[0]?.phases[0]?.started.harness;
+  const best = run.state?.best?.harness;
+  return start && best && start !== best ? { command: { command: 'whale.compareCandidates', title: 'Compare with the Starting Harness', arguments: [start, best] } } : {};
+}
 
 /** The Runs view: a provider over the vscode-free runs model (model/runsModel.ts). */
 export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
@@ -49,7 +56,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
       if (item.run.detail) info.push({ kind: 'info', label: item.run.status, detail: item.run.detail });
       if (item.run.backend) info.push({ kind: 'info', label: 'backend', detail: backendRowDetail(item.run.backend, this.health?.view()) });
       if (s) info.push({ kind: 'info', label: 'ledger', detail: describeLedger(s.ledger) });
-      if (s?.best) info.push({ kind: 'info', label: 'best pair', detail: `val ${pct(s.best.mean)} ± ${(100 * s.best.se).toFixed(1)} on the val split (${policyLabel(s.best.version, item.run.policies)}, harness ${shortHash(s.best.harness)}, after phase ${s.best.phase})` });
+      if (s?.best) info.push({ kind: 'info', label: 'best pair', detail: `val ${pct(s.best.mean)} ± ${(100 * s.best.se).toFixed(1)} on the val split (${policyLabel(s.best.version, item.run.policies)}, harness ${shortHash(s.best.harness)}, after phase ${s.best.phase})`, ...bestPairDiff(item.run) });
       if (s?.test) info.push({ kind: 'info', label: 'sealed test', detail: `mean@${s.test.k} ${pct(s.test.mean)} ± ${(100 * s.test.se).toFixed(1)} on the test split, of the best pair` });
       return [...info, ...item.run.cycles.map((cycle) => ({ kind: 'cycle' as const, run: item.run, cycle }))];
     }
@@ -143,6 +150,7 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
         t.description = item.detail;
         t.tooltip = item.detail;
         if (item.icon) t.iconPath = new vscode.ThemeIcon(item.icon);
+        if (item.command) t.command = item.command;
         return t;
       }
     }
