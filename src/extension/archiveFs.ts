@@ -96,7 +96,7 @@ export class ArchiveFileSystem implements vscode.FileSystemProvider {
   }
 
   private readOnly(uri: vscode.Uri): never {
-    throw vscode.FileSystemError.NoPermissions(`${uri.toString()}: archived candidates are read-only; use "WHALE: Propose From Here" to edit a copy`);
+    throw vscode.FileSystemError.NoPermissions(`${uri.toString()}: archived candidates are read-only; use "WHALE: Edit a Copy…" to edit one`);
   }
   createDirectory(uri: vscode.Uri): void {
     this.readOnly(uri);

@@ -5,8 +5,10 @@ import { RunStore } from '../archive/runStore.js';
 import { archiveOf, toUri } from './archiveFs.js';
 import type { ArchiveItem, ArchiveTreeProvider } from './archiveView.js';
 import { PhaseProcess, runEngine } from './engineProcess.js';
-import { compareTable, scoresByVersion, type CandidateNode } from './model/archiveModel.js';
+import { candidateLabel, compareTable, scoresByVersion, type CandidateNode } from './model/archiveModel.js';
 import { configProblems } from './model/configProblems.js';
+import { prepareProposalTypes } from './model/proposalTypes.js';
+import { describeEvaluation, policyLabel, policyNames, shortHash, type EvaluationSummary } from './model/identity.js';
 import type { RunNode } from './model/runsModel.js';
 import { engineEnv } from './proposerKey.js';
 import { PROVIDERS, type ApiKeys } from './secrets.js';
@@ -67,13 +69,14 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   let active: PhaseProcess | undefined;
 
   /** Runs `whale run|step …` detached, with a cancellable progress notification that follows it. */
-  const startPhases = async (title: string, args: string[]): Promise<{ code: number | null; signal: string | null }> => {
+  const startPhases = async (title: string, args: string[], opts: { asksNewRun?: boolean } = {}): Promise<{ code: number | null; signal: string | null } | undefined> => {
     requireTrust(title);
     const p = requireProject();
     requireValidConfig(p);
     if (active) throw new Error('an engine started from this window is still running: stop it first (WHALE: Stop)');
     const running = monitor.current().runs.find((r) => r.status === 'running');
     if (running) throw new Error(`run ${running.id} is running in another engine (pid ${running.pid}); stop it first`);
+    if (opts.asksNewRun && !(await confirmNewRun())) return undefined;
     const env = await engineEnv(p.configFile, deps.keys, log);
     deps.statusBar.setEngineError(undefined);
     return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `WHALE: ${title}`, cancellable: true }, async (progress, token) => {
@@ -102,6 +105,24 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       }
     });
   };
+
+  /**
+   * A command that would start a new run beside existing ones asks first (a finished run is never
+   * continued silently by a new one): "Start a new run", or resume the run that can be resumed.
+   */
+  const confirmNewRun = async (): Promise<boolean> => {
+    const runs = monitor.current().runs;
+    if (runs.length === 0) return true;
+    const latest = runs[0];
+    const resumable = runs.find((r) => r.status === 'interrupted' || r.status === 'paused' || r.status === 'stopped');
+    const NEW = 'Start a new run';
+    const items = [{ label: NEW, detail: `run ${latest.id} is ${latest.status}${latest.detail ? ` (${latest.detail})` : ''}; a new run starts from the base policy and h0` }, ...(resumable ? [{ label: `Resume ${resumable.id}`, detail: `${resumable.status}: continue it instead` }] : [])];
+    const pick = await vscode.window.showQuickPick(items, { title: `WHALE: run ${latest.id} is ${latest.status}. Start a new run?`, ignoreFocusOut: true });
+    if (pick && pick.label !== NEW && resumable) void vscode.commands.executeCommand('whale.resumeRun', { run: resumable });
+    return pick?.label === NEW;
+  };
+  /** `{ newRun: true }` (automation, tests): start the new run without asking. */
+  const skipsQuestion = (arg: unknown) => !!arg && typeof arg === 'object' && (arg as { newRun?: unknown }).newRun === true;
 
   /** Asks every running run of the store to stop at its next safe point (the run store's STOP control). */
   const stopRuns = (): string[] => {
@@ -176,11 +197,13 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   });
 
   // Continues the current run; once every run is finished, the next phase starts a new one.
-  cmd('whale.nextPhase', () => {
+  cmd('whale.nextPhase', (arg?: unknown) => {
     const runs = monitor.current().runs;
-    return startPhases('next phase', runs.length > 0 && runs.every((r) => r.status === 'finished') ? ['step', '--new'] : ['step']);
+    const startsNew = runs.length > 0 && runs.every((r) => r.status === 'finished');
+    return startPhases('next phase', startsNew ? ['step', '--new'] : ['step'], { asksNewRun: startsNew && !skipsQuestion(arg) });
   });
-  cmd('whale.run', () => startPhases('run', ['run']));
+  // `whale run` always starts a new run (Resume Run continues one).
+  cmd('whale.run', (arg?: unknown) => startPhases('run', ['run'], { asksNewRun: !skipsQuestion(arg) }));
 
   cmd('whale.resumeRun', async (arg?: unknown) => {
     const resumable = monitor.current().runs.filter((r) => r.status === 'interrupted' || r.status === 'paused' || r.status === 'stopped');
@@ -190,6 +213,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       run = resumable.length === 1 ? resumable[0] : (await vscode.window.showQuickPick(resumable.map((r) => ({ label: r.id, description: r.status, detail: r.detail, run: r })), { title: 'WHALE: Resume Run' }))?.run;
     }
     if (!run) return undefined;
+    if (run.status === 'finished' || run.status === 'running') throw new Error(`run ${run.id} is ${run.status}: there is nothing to resume${run.status === 'finished' ? ' (Next Phase or Run starts a new run)' : ''}`);
     return startPhases(`resume ${run.id}`, ['run', '--run', run.id]);
   });
 
@@ -215,23 +239,26 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       runEngine(context.extensionPath, ['eval', '--config', 'whale.config.json', '--harness', dir!, '--json'], root, log, { token, env, onLine: (line) => progress.report({ message: line }) }),
     );
     if (result.code !== 0) throw new Error(`evaluation failed (exit ${result.code}): ${result.stderr.trim().split('\n').slice(-1)[0] ?? 'see the log'}`);
-    const summary = JSON.parse(result.stdout) as { meanAtK: number; standardError: number; k: number; cacheHit: boolean };
-    vscode.window.showInformationMessage(`WHALE: mean@${summary.k} = ${(100 * summary.meanAtK).toFixed(1)}% ± ${(100 * summary.standardError).toFixed(1)}${summary.cacheHit ? ' (cached)' : ''}`);
+    const summary = JSON.parse(result.stdout) as EvaluationSummary;
+    const names = new Map<string, string>();
+    for (const r of monitor.current().runs) policyNames(monitor.entries(r.id), names);
+    vscode.window.showInformationMessage(`WHALE: ${describeEvaluation(summary, names)}`);
     return summary;
   });
 
   // Candidates in the editor.
-  const candidateArg = (arg: unknown): CandidateNode | undefined => (arg && typeof arg === 'object' && 'node' in arg ? (arg as Extract<ArchiveItem, { kind: 'candidate' }>).node : undefined);
+  // A candidate row of the archive tree, or a tree hash (a round's candidate in the Runs tree).
+  const candidateArg = (arg: unknown): CandidateNode | undefined => (typeof arg === 'string' ? deps.archive.current().nodes.get(arg) : arg && typeof arg === 'object' && 'node' in arg ? (arg as Extract<ArchiveItem, { kind: 'candidate' }>).node : undefined);
   const pickCandidate = async (title: string, exclude?: string): Promise<CandidateNode | undefined> => {
     await deps.archive.reload();
     const nodes = [...deps.archive.current().nodes.values()].filter((n) => n.treeHash !== exclude);
     if (nodes.length === 0) throw new Error('the archive has no candidates yet');
-    const items = nodes.map((n) => ({ label: `${n.treeHash.slice(0, 8)} ${n.message}`, description: n.origin, detail: scoresByVersion(n).map((s) => `${s.version}: ${(100 * s.mean).toFixed(1)}%`).join(' · ') || 'not scored yet', node: n }));
+    const items = nodes.map((n) => ({ label: candidateLabel(n), description: n.origin, detail: scoresByVersion(n).map((s) => `${policyLabel(s.version, deps.archive.current().policies)}: ${(100 * s.mean).toFixed(1)}%`).join(' · ') || 'not scored yet', node: n }));
     return (await vscode.window.showQuickPick(items, { title, matchOnDescription: true, matchOnDetail: true }))?.node;
   };
   const scoreLabel = (n: CandidateNode) => {
     const s = scoresByVersion(n).slice(-1)[0];
-    return `${n.treeHash.slice(0, 8)}${s ? ` (${(100 * s.mean).toFixed(1)}% under ${s.version})` : ''}`;
+    return `${shortHash(n.treeHash)}${s ? ` (${(100 * s.mean).toFixed(1)}% under ${policyLabel(s.version, deps.archive.current().policies)})` : ''}`;
   };
   /** Opens the diff of two candidates: the one file that differs, or the user's pick among several. */
   const diffCandidates = async (a: CandidateNode, b: CandidateNode): Promise<string | undefined> => {
@@ -240,7 +267,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     const patch = await archive.diff(a.treeHash, b.treeHash, { context: 0 });
     const changed = [...new Set([...patch.matchAll(/^diff --git a\/(\S+) b\/(\S+)$/gm)].map((m) => m[2]))];
     if (changed.length === 0) {
-      vscode.window.showInformationMessage(`WHALE: ${a.treeHash.slice(0, 8)} and ${b.treeHash.slice(0, 8)} are identical`);
+      vscode.window.showInformationMessage(`WHALE: ${shortHash(a.treeHash)} and ${shortHash(b.treeHash)} are identical`);
       return undefined;
     }
     const file = changed.length === 1 ? changed[0] : await vscode.window.showQuickPick(changed, { title: `${changed.length} files differ: which one?` });
@@ -250,12 +277,12 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   };
   const node = (h: string) => deps.archive.current().nodes.get(h);
   // Scores side by side, as a read-only Markdown document rendered from the archive model.
-  const scoresUri = (a: string, b: string) => vscode.Uri.from({ scheme: 'whale-scores', path: `/${a.slice(0, 8)}-${b.slice(0, 8)}.md`, query: `${a},${b}` });
+  const scoresUri = (a: string, b: string) => vscode.Uri.from({ scheme: 'whale-scores', path: `/${shortHash(a)}-${shortHash(b)}.md`, query: `${a},${b}` });
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider('whale-scores', {
       provideTextDocumentContent(uri) {
         const [a, b] = uri.query.split(',').map(node);
-        return a && b ? compareTable(a, b) : 'one of these candidates is no longer in the archive view';
+        return a && b ? compareTable(a, b, deps.archive.current().policies) : 'one of these candidates is no longer in the archive view';
       },
     }),
   );
@@ -280,7 +307,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     const n = candidateArg(arg) ?? (await pickCandidate('WHALE: Diff with Parent'));
     if (!n) return undefined;
     const parent = n.parents.map(node).find(Boolean);
-    if (!parent) throw new Error(`${n.treeHash.slice(0, 8)} has no parent in the archive (it is a root)`);
+    if (!parent) throw new Error(`${shortHash(n.treeHash)} has no parent in the archive (it is a root)`);
     return diffCandidates(parent, n);
   });
 
@@ -296,7 +323,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   cmd('whale.compareCandidates', async (a?: unknown, b?: unknown) => {
     const first = candidateArg(a) ?? (await pickCandidate('WHALE: Compare Candidates (1/2)'));
     if (!first) return undefined;
-    const second = candidateArg(b) ?? (await pickCandidate(`WHALE: Compare ${first.treeHash.slice(0, 8)} with… (2/2)`, first.treeHash));
+    const second = candidateArg(b) ?? (await pickCandidate(`WHALE: Compare ${shortHash(first.treeHash)} with… (2/2)`, first.treeHash));
     if (!second) return undefined;
     const file = await diffCandidates(first, second);
     const scores = await vscode.workspace.openTextDocument(scoresUri(first.treeHash, second.treeHash));
@@ -306,18 +333,22 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   const proposals = context.workspaceState;
   cmd('whale.proposeFromHere', async (arg?: unknown, nameArg?: unknown) => {
-    const n = candidateArg(arg) ?? (await pickCandidate('WHALE: Propose From Here'));
+    const n = candidateArg(arg) ?? (await pickCandidate('WHALE: Edit a Copy…'));
     if (!n) return undefined;
     const p = requireProject();
     const name = typeof nameArg === 'string' ? nameArg : await vscode.window.showInputBox({
-      title: 'WHALE: Propose From Here',
+      title: 'WHALE: Edit a Copy…',
       prompt: 'Name of the editable copy (under harnesses/proposals/)',
-      value: `${n.treeHash.slice(0, 8)}-edit`,
+      value: `${shortHash(n.treeHash)}-edit`,
       validateInput: (v) => (!/^[A-Za-z0-9._-]+$/.test(v) ? 'letters, digits, . _ - only' : existsSync(join(p.root, 'harnesses', 'proposals', v)) ? 'a proposal with this name exists' : undefined),
     });
     if (!name) return undefined;
     const dest = join(p.root, 'harnesses', 'proposals', name);
     await (await archiveOf(p.storeDir)).materialize(n.treeHash, dest);
+    // The copy type-checks in the editor: a tsconfig beside it maps `whale-harness` to this extension's SDK.
+    const sdk = [join(context.extensionPath, 'dist', 'whale-harness-sdk.ts'), join(context.extensionPath, 'src', 'harness', 'sdk.ts')].find((f) => existsSync(f));
+    if (sdk) prepareProposalTypes(join(p.root, 'harnesses', 'proposals'), sdk);
+    else log.warn('Edit a Copy: the whale-harness SDK is not in the extension (dist/whale-harness-sdk.ts): the copy will not type-check');
     // The parent is remembered outside the folder: a file inside would change the candidate's tree hash.
     await proposals.update(`whale.proposal.${dest}`, n.treeHash);
     const manifest = JSON.parse(readFileSync(join(dest, 'harness.json'), 'utf8')) as { entry?: string };
@@ -332,7 +363,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     if (!dir) {
       const base = join(p.root, 'harnesses', 'proposals');
       const mine = existsSync(base) ? readdirSync(base).filter((d) => existsSync(join(base, d, 'harness.json'))) : [];
-      if (mine.length === 0) throw new Error('no proposal folders under harnesses/proposals: use "WHALE: Propose From Here" on a candidate first');
+      if (mine.length === 0) throw new Error('no proposal folders under harnesses/proposals: use "WHALE: Edit a Copy…" on a candidate first');
       const pick = await vscode.window.showQuickPick(mine, { title: 'WHALE: Submit as Candidate' });
       if (!pick) return undefined;
       dir = join(base, pick);
@@ -347,7 +378,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     if (r.code !== 0) throw new Error(`the folder was not accepted: ${r.stderr.trim().replace(/^whale candidate: (invalid input\n)?/, '')}`);
     const s = JSON.parse(r.stdout) as { treeHash: string; created: boolean };
     await deps.archive.reload();
-    vscode.window.showInformationMessage(`WHALE: submitted ${s.treeHash.slice(0, 8)}${s.created ? '' : ' (identical to an archived candidate)'}; the next harness phase validates and scores it.`, 'Next Phase').then((c) => {
+    vscode.window.showInformationMessage(`WHALE: submitted ${shortHash(s.treeHash)}${s.created ? '' : ' (identical to an archived candidate)'}; the next harness phase validates and scores it.`, 'Next Phase').then((c) => {
       if (c === 'Next Phase') vscode.commands.executeCommand('whale.nextPhase');
     });
     return s;

@@ -38,6 +38,7 @@ export function activate(context: vscode.ExtensionContext): WhaleApi {
   registerArchiveFs(context, { storeDir });
   const runsTree = registerRunsView(context, { monitor, health });
   const archive = registerArchiveView(context, { monitor, log });
+  runsTree.useArchive(archive);
   registerConfigDiagnostics(context, { log, onConfigChanged: () => {
       monitor.reset();
       health.configChanged();

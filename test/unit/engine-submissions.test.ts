@@ -55,7 +55,7 @@ test('whale candidate submit: bad folders are input errors naming the file; noth
 test('a hand-made candidate submitted with the CLI is validated and scored by the next harness phase; a broken one is recorded invalid', { timeout: 300_000 }, async () => {
   const { dir, engineProject } = project();
   const h0Hash = gitTreeHash(join(dir, 'h0'));
-  // The edited copy a person would make with "Propose From Here": lenient parsing, brief instruction.
+  // The edited copy a person would make with "Edit a Copy…": lenient parsing, brief instruction.
   const good = join(dir, 'harnesses', 'proposals', 'lenient');
   cpSync(join(dir, 'h0'), good, { recursive: true });
   const manifest = JSON.parse(readFileSync(join(good, 'harness.json'), 'utf8'));

@@ -102,6 +102,13 @@ test('Runs model: a terminal `whale run` shows up live, a killed engine is repor
   assert.ok(h.scored! >= 1 && h.accepted);
   assert.deepEqual(h.sessions?.map((x) => [x.round, x.proposer, x.dollars]), [[1, 'knob', 0]], "the round's proposer session, browsable under its phase");
   assert.ok(h.sessions![0].candidates >= 1 && h.sessions![0].report.length > 0, 'with its candidates and report');
+  // The phase as rounds → candidates, the accepted one marked by its rule (the real engine's journal).
+  assert.deepEqual(h.roundsDetail!.map((r) => r.round), [0, 1]);
+  assert.ok(h.roundsDetail!.flatMap((r) => r.candidates).filter((c) => c.accepted).every((c) => c.treeHash === h.accepted));
+  assert.ok(h.roundsDetail!.some((r) => r.candidates.some((c) => c.accepted)), 'the accepted harness is marked in its round');
+  assert.equal(h.acceptance?.rule, 'archive-best');
+  assert.equal(h.acceptance?.chosen, h.accepted);
+  assert.equal(done.policies.get(done.state!.version), 'policy after phase 0', 'the trained policy is named by its phase');
   assert.match(describePhase(h), /^round 1\/1, \d+ scored.* · val mean@1 \d+\.\d% ± \d+\.\d · \d+ rollouts$/);
   assert.equal(h.rollouts + w.rollouts, done.state!.ledger.trainingRollouts + done.state!.ledger.searchRollouts, 'the phases add up to the ledger');
   assert.equal(feed.refresh().changed, false, 'a finished run is not re-read');
@@ -119,7 +126,7 @@ test('Runs model: a terminal `whale run` shows up live, a killed engine is repor
   assert.deepEqual(accepted.map((n) => n.treeHash), [h.accepted]);
   assert.deepEqual(model.nodes.get(h.accepted!)!.incumbentOf, [done.id]);
   for (const n of model.nodes.values()) {
-    if (n.scores.length) assert.match(describeCandidate(n), /\d+\.\d% under /);
+    if (n.scores.length) assert.match(describeCandidate(n, model.policies), /^\d+\.\d% ± \d+\.\d under (base|policy after phase 0)( · |$)/);
     for (const i of n.invalid) assert.ok(i.reasons.length > 0 && candidateTooltip(n).includes(i.reasons[0]));
   }
   assert.match(describeCandidate(model.nodes.get(h.accepted!)!), /✓ accepted ×1/);

@@ -9,13 +9,13 @@ import { configProblems } from '../../src/extension/model/configProblems.js';
 import { statusState, statusView } from '../../src/extension/model/statusModel.js';
 import { describeBackend, type RunNode } from '../../src/extension/model/runsModel.js';
 
-const run = (id: string, status: RunNode['status'], extra: Partial<RunNode> = {}): RunNode => ({ id, status, cycles: [], ...extra });
+const run = (id: string, status: RunNode['status'], extra: Partial<RunNode> = {}): RunNode => ({ id, status, cycles: [], policies: new Map(), ...extra });
 
 test('status bar: no project, idle, running phase X of cycle k, stopped, error â€” with command links', () => {
   assert.deepEqual(statusState(false, []), { kind: 'no-project' });
   assert.match(statusView(statusState(false, [])).tooltip, /\(command:whale\.newProject\)/);
   assert.deepEqual(statusState(true, []), { kind: 'idle' });
-  const phase = { index: 3, kind: 'harness' as const, cycle: 1, status: 'running' as const, version: 'v', harness: 'h', rollouts: 0 };
+  const phase = { index: 3, kind: 'harness' as const, cycle: 1, status: 'running' as const, version: 'v', harness: 'h', started: { version: 'v', harness: 'h' }, rollouts: 0 };
   const running = statusState(true, [run('b', 'paused'), run('a', 'running', { current: phase })]);
   assert.deepEqual(running, { kind: 'running', run: 'a', phase: 3, phaseKind: 'harness', cycle: 1 });
   const v = statusView(running);
@@ -34,6 +34,11 @@ test('status bar: no project, idle, running phase X of cycle k, stopped, error â
   assert.equal(statusView(running, 'embedded', { mark: '', text: 'embedded: in this process (nothing to probe)' }).text, statusView(running).text, 'no mark for the in-process backend');
   assert.equal(describeBackend(undefined), undefined, 'runs from before backends were journaled');
   assert.equal(statusState(true, [run('a', 'finished')], 'the engine exited with code 1').kind, 'error', "this window's engine error shows until the next start");
+  // Resume Run is offered for a paused run, never for a finished one.
+  const finished = statusView(statusState(true, [run('a', 'finished')]));
+  assert.match(finished.tooltip, /^Latest run: `a` \(finished\)/);
+  assert.doesNotMatch(finished.tooltip, /whale\.resumeRun/);
+  assert.match(statusView(statusState(true, [run('a', 'paused')])).tooltip, /\[Resume Run\]\(command:whale\.resumeRun\)/);
   assert.equal(statusState(true, [run('a', 'running')], 'old error').kind, 'running', 'a running engine wins');
 });
 

@@ -303,6 +303,7 @@ const STEPS = [
       });
       const before = runIds();
       await ui.palette('WHALE: Run');
+      await ui.pick('Start a new run'); // the latest run is finished: Run asks before starting a new one
       const box = page.locator('.quick-input-widget', { hasText: /Anthropic API key for the llm proposer/ });
       await box.waitFor({ state: 'visible', timeout: 60_000 });
       await box.locator('input').first().fill(FAKE_KEY);
@@ -338,6 +339,7 @@ const STEPS = [
       });
       const before = runIds();
       await ui.palette('WHALE: Run');
+      await ui.pick('Start a new run'); // the latest run is finished: Run asks before starting a new one
       const run = await until('the new run', () => runIds().find((id) => !before.includes(id)), 60_000);
       // The key typed in the last step is in SecretStorage: no prompt this time.
       await ui.paneRow('Runs', new RegExp(`${run}\\s*running`)).waitFor({ timeout: 120_000 });

@@ -2,6 +2,8 @@
 // policy version, accepted and invalid marks with reasons — from the archive and the runs' journals.
 import type { ArchivedCandidate } from '../../archive/harnessArchive.js';
 import type { JournalEntry } from '../../engine/journal.js';
+import { foldRun } from '../../engine/runState.js';
+import { policyHover, policyLabel, policyNames, shortHash } from './identity.js';
 
 export interface CandidateScoreRow {
   run: string;
@@ -15,6 +17,8 @@ export interface CandidateScoreRow {
 export interface CandidateNode {
   treeHash: string;
   message: string;
+  /** What the candidate tries (the proposer's hypothesis, else the commit message), in full. */
+  hypothesis: string;
   origin: string;
   addedAt: string;
   parents: string[];
@@ -25,12 +29,16 @@ export interface CandidateNode {
   invalid: { run: string; phase: number; reasons: string[] }[];
   /** Runs whose current harness this is. */
   incumbentOf: string[];
+  /** Runs whose best pair on validation has this harness. */
+  bestPairOf: string[];
   submitted: boolean;
 }
 
 export interface ArchiveModel {
   roots: string[];
   nodes: Map<string, CandidateNode>;
+  /** Policy version → its name ("base", "policy after phase 2"), from every run's journal. */
+  policies: Map<string, string>;
 }
 
 const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : 0);
@@ -41,6 +49,7 @@ export function archiveModel(candidates: readonly ArchivedCandidate[], journals:
     nodes.set(c.treeHash, {
       treeHash: c.treeHash,
       message: c.message,
+      hypothesis: typeof c.meta.hypothesis === 'string' && c.meta.hypothesis.trim() ? c.meta.hypothesis : c.message,
       origin: String(c.meta.origin ?? 'proposer'),
       addedAt: c.addedAt,
       parents: c.parents,
@@ -49,10 +58,17 @@ export function archiveModel(candidates: readonly ArchivedCandidate[], journals:
       accepted: [],
       invalid: [],
       incumbentOf: [],
+      bestPairOf: [],
       submitted: opts.submitted?.has(c.treeHash) ?? false,
     });
   }
+  const policies = new Map<string, string>();
   for (const [run, entries] of journals) {
+    policyNames(entries, policies);
+    if (entries.some((e) => e.type === 'run_started')) {
+      const best = foldRun(entries).best;
+      if (best) nodes.get(best.harness)?.bestPairOf.push(run);
+    }
     let incumbent: string | undefined;
     for (const e of entries) {
       const n = typeof e.treeHash === 'string' ? nodes.get(e.treeHash) : undefined;
@@ -70,7 +86,7 @@ export function archiveModel(candidates: readonly ArchivedCandidate[], journals:
     if (parent) nodes.get(parent)!.children.push(n.treeHash);
     else roots.push(n.treeHash);
   }
-  return { roots, nodes };
+  return { roots, nodes, policies };
 }
 
 /** The best score of a candidate under each policy version it was scored under (latest version last). */
@@ -85,44 +101,87 @@ export function scoresByVersion(n: CandidateNode): { version: string; mean: numb
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+const pm = (s: { mean: number; se: number }) => `${pct(s.mean)} ± ${(100 * s.se).toFixed(1)}`;
 
-/** One line for the tree: origin, latest score, marks. */
-export function describeCandidate(n: CandidateNode): string {
-  const parts: string[] = [n.origin];
+/** Characters of the hypothesis a tree label keeps: the row must fit a side bar, or VS Code draws a selected row blank. */
+export const LABEL_CHANGE_CHARS = 48;
+
+/** The first line of a text, whitespace collapsed, clipped to `max` characters with an ellipsis. */
+export function clipLine(text: string, max: number): string {
+  const line = (text.split('\n').find((l) => l.trim()) ?? '').replace(/\s+/g, ' ').trim();
+  return line.length <= max ? line : `${line.slice(0, max - 1).trimEnd()}…`;
+}
+
+/** The tree label: the candidate's short id and a one-line change, clipped. */
+export function candidateLabel(n: CandidateNode): string {
+  return `${shortHash(n.treeHash)} ${clipLine(n.hypothesis, LABEL_CHANGE_CHARS)}`;
+}
+
+/** The latest policy's score (the last version the candidate was scored under). */
+function latestScore(n: CandidateNode) {
   const byVersion = scoresByVersion(n);
-  const last = byVersion[byVersion.length - 1];
-  if (last) parts.push(`${pct(last.mean)} under ${last.version}`);
+  return byVersion[byVersion.length - 1];
+}
+
+/** The row's description: latest score ± se under a named policy, then marks (incumbent, best pair, accepted, invalid, second parent). */
+export function describeCandidate(n: CandidateNode, policies: ReadonlyMap<string, string> = new Map()): string {
+  const parts: string[] = [];
+  const last = latestScore(n);
+  if (last) parts.push(`${pm(last)} under ${policyLabel(last.version, policies)}`);
+  if (n.incumbentOf.length) parts.push('★ incumbent');
+  if (n.bestPairOf.length) parts.push('◆ best pair');
   if (n.accepted.length) parts.push(`✓ accepted ×${n.accepted.length}`);
   if (n.invalid.length) parts.push(`✗ invalid`);
+  if (n.parents.length > 1) parts.push(`⨯ ${n.parents.slice(1).map(shortHash).join(', ')}`);
   if (n.submitted && n.scores.length === 0 && n.invalid.length === 0) parts.push('submitted, awaiting a harness phase');
   return parts.join(' · ');
 }
 
-/** A Markdown tooltip: the hypothesis, parents, every score, marks and reasons. */
-export function candidateTooltip(n: CandidateNode): string {
-  const lines = [`**${n.treeHash.slice(0, 12)}** (${n.origin}) — ${n.message}`, ''];
-  if (n.parents.length) lines.push(`derived from ${n.parents.map((p) => '`' + p.slice(0, 12) + '`').join(', ')}`, '');
-  for (const s of scoresByVersion(n)) lines.push(`- ${s.version}: ${pct(s.mean)} ± ${(100 * s.se).toFixed(1)} (${s.runs.length} run${s.runs.length > 1 ? 's' : ''})`);
+/** A Markdown hover: full hash, the whole hypothesis, parents (both of a crossover), every score with its policy, marks and reasons. */
+export function candidateTooltip(n: CandidateNode, policies: ReadonlyMap<string, string> = new Map()): string {
+  const lines = [`**${shortHash(n.treeHash)}** (${n.origin}) \`${n.treeHash}\``, '', n.hypothesis, ''];
+  if (n.parents.length > 1) lines.push(`crossover of ${n.parents.map((p) => '`' + shortHash(p) + '`').join(' and ')}`, '');
+  else if (n.parents.length) lines.push(`derived from \`${shortHash(n.parents[0])}\``, '');
+  for (const s of scoresByVersion(n)) lines.push(`- ${policyHover(s.version, policies)}: ${pm(s)} on the harness split (${s.runs.length} run${s.runs.length > 1 ? 's' : ''})`);
+  if (n.incumbentOf.length) lines.push(`- ★ incumbent (current harness) of ${n.incumbentOf.join(', ')}`);
+  if (n.bestPairOf.length) lines.push(`- ◆ harness of the best pair on validation in ${n.bestPairOf.join(', ')}`);
   for (const a of n.accepted) lines.push(`- ✓ accepted in run ${a.run}, phase ${a.phase}`);
   for (const i of n.invalid) lines.push(`- ✗ invalid in run ${i.run}, phase ${i.phase}: ${i.reasons.join('; ')}`);
   return lines.join('\n');
 }
 
+export type CandidateOrder = 'score' | 'lineage';
+
+/**
+ * Siblings in the order the view shows them: 'lineage' keeps the archive's order (oldest first, as
+ * they were derived); 'score' puts the best latest score first, unscored ones last in archive order.
+ */
+export function sortCandidates(hashes: readonly string[], model: ArchiveModel, order: CandidateOrder): string[] {
+  const at = (h: string) => model.nodes.get(h)?.addedAt ?? '';
+  const lineage = [...hashes].sort((a, b) => at(a).localeCompare(at(b)));
+  if (order === 'lineage') return lineage;
+  const score = (h: string) => {
+    const n = model.nodes.get(h);
+    return n ? (latestScore(n)?.mean ?? -Infinity) : -Infinity;
+  };
+  return lineage.sort((a, b) => score(b) - score(a));
+}
+
 /** Two candidates' scores side by side (one row per policy version either was scored under), as Markdown. */
-export function compareTable(a: CandidateNode, b: CandidateNode): string {
+export function compareTable(a: CandidateNode, b: CandidateNode, policies: ReadonlyMap<string, string> = new Map()): string {
   const sa = new Map(scoresByVersion(a).map((s) => [s.version, s]));
   const sb = new Map(scoresByVersion(b).map((s) => [s.version, s]));
   const versions = [...new Set([...sa.keys(), ...sb.keys()])];
   const cell = (s?: { mean: number; se: number }) => (s ? `${pct(s.mean)} ± ${(100 * s.se).toFixed(1)}` : '—');
   const marks = (n: CandidateNode) => [n.accepted.length ? `✓ accepted ×${n.accepted.length}` : '', n.invalid.length ? `✗ invalid: ${n.invalid[0].reasons.join('; ')}` : ''].filter(Boolean).join(', ') || '—';
   return [
-    `# ${a.treeHash.slice(0, 8)} ↔ ${b.treeHash.slice(0, 8)}`,
+    `# ${shortHash(a.treeHash)} ↔ ${shortHash(b.treeHash)}`,
     '',
-    `| | ${a.treeHash.slice(0, 8)} | ${b.treeHash.slice(0, 8)} |`,
+    `| | ${shortHash(a.treeHash)} | ${shortHash(b.treeHash)} |`,
     '|---|---|---|',
     `| origin | ${a.origin} | ${b.origin} |`,
-    `| hypothesis | ${a.message.replace(/\|/g, '\\|')} | ${b.message.replace(/\|/g, '\\|')} |`,
-    ...versions.map((v) => `| mean on the harness split under \`${v}\` | ${cell(sa.get(v))} | ${cell(sb.get(v))} |`),
+    `| hypothesis | ${a.hypothesis.replace(/\|/g, '\\|').replace(/\n/g, ' ')} | ${b.hypothesis.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`,
+    ...versions.map((v) => `| mean on the harness split under ${policyLabel(v, policies)} (\`${shortHash(v)}\`) | ${cell(sa.get(v))} | ${cell(sb.get(v))} |`),
     `| marks | ${marks(a)} | ${marks(b)} |`,
     '',
   ].join('\n');

@@ -5,6 +5,7 @@ import { RunStore } from '../../archive/runStore.js';
 import type { JournalEntry } from '../../engine/journal.js';
 import { foldRun, ledgerOf, type Ledger, type RunState } from '../../engine/runState.js';
 import { JournalTail } from './journalTail.js';
+import { policyHover, policyLabel, policyNames, shortHash } from './identity.js';
 
 export type RunStatus = 'running' | 'finished' | 'stopped' | 'paused' | 'interrupted' | 'not started';
 export type PhaseStatus = 'done' | 'running' | 'interrupted';
@@ -28,8 +29,49 @@ export interface PhaseNode {
   scored?: number;
   invalid?: number;
   accepted?: string;
+  /** The policy and harness the phase started from (`version`/`harness` are what it ended with). */
+  started: { version: string; harness: string };
+  /** Harness phase: how the harness it ended with was chosen (journal `acceptance`). */
+  acceptance?: AcceptanceNode;
+  /** Harness phase: each round's candidates as scored or rejected (round 0 re-scores the incumbent and submissions). */
+  roundsDetail?: RoundNode[];
   /** Harness phase: one proposer session per round (its report, cost and log, relative to the run folder). */
   sessions?: ProposerSessionNode[];
+}
+
+export interface RoundCandidate {
+  treeHash: string;
+  /** Harness-split score under the phase's policy; absent when the candidate was invalid. */
+  mean?: number;
+  se?: number;
+  meanTurns?: number;
+  cacheHit?: boolean;
+  /** The validator's reasons, when the candidate was rejected before scoring. */
+  invalid?: string[];
+  /** The folder a proposer reported that did not exist (no tree hash then). */
+  dir?: string;
+  origin?: string;
+  /** The candidate this phase accepted. */
+  accepted: boolean;
+}
+
+export interface RoundNode {
+  round: number;
+  candidates: RoundCandidate[];
+  /** The archive-wide best under the phase's policy after this round. */
+  best?: { treeHash: string; mean: number };
+  done: boolean;
+}
+
+export interface AcceptanceNode {
+  rule: string;
+  chosen: string;
+  archiveBest: string;
+  incumbent: string;
+  /** Paired acceptance: the paired re-evaluation's verdict (advantage and its se) and whether it overturned the archive-best. */
+  paired?: { diff?: number; seDiff?: number; changedChoice: boolean; note?: string };
+  /** The chosen harness was scored in an earlier round or phase than this phase's proposals (the search returned to an older candidate). */
+  olderWon: boolean;
 }
 
 export interface ProposerSessionNode {
@@ -60,6 +102,8 @@ export interface RunNode {
   pid?: number;
   /** The backend the run was started on and what it could do then (journal `run_started.backend`). */
   backend?: string;
+  /** Policy version → "base" / "policy after phase N" (identity.ts). */
+  policies: Map<string, string>;
 }
 
 /** "embedded · training full · token ids yes · logprobs yes" from `run_started.backend`. */
@@ -90,6 +134,49 @@ export function processAlive(pid: number): boolean {
 
 const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : 0);
 
+/** A harness phase's rounds from its journal entries: every scored or rejected candidate under its round, in journal order. */
+export function roundsOf(mine: readonly JournalEntry[], accepted?: string): RoundNode[] {
+  const rounds = new Map<number, RoundNode>();
+  const round = (r: number) => {
+    let x = rounds.get(r);
+    if (!x) rounds.set(r, (x = { round: r, candidates: [], done: false }));
+    return x;
+  };
+  for (const e of mine) {
+    if (e.type === 'candidate_scored' || e.type === 'candidate_invalid') {
+      const treeHash = typeof e.treeHash === 'string' ? e.treeHash : '';
+      const c: RoundCandidate = { treeHash, accepted: !!treeHash && treeHash === accepted };
+      if (e.type === 'candidate_scored') Object.assign(c, { mean: num(e.mean), se: num(e.se), meanTurns: num(e.meanTurns), ...(typeof e.cacheHit === 'boolean' ? { cacheHit: e.cacheHit } : {}) });
+      else c.invalid = Array.isArray(e.reasons) ? e.reasons.map(String) : [];
+      if (typeof e.dir === 'string') c.dir = e.dir;
+      if (typeof e.origin === 'string') c.origin = e.origin;
+      round(num(e.round)).candidates.push(c);
+    }
+    if (e.type === 'round_done') {
+      const x = round(num(e.round));
+      x.done = true;
+      if (typeof e.bestTreeHash === 'string') x.best = { treeHash: e.bestTreeHash, mean: num(e.bestMean) };
+    }
+    if (e.type === 'proposal') round(num(e.round));
+  }
+  return [...rounds.values()].sort((a, b) => a.round - b.round);
+}
+
+function acceptanceNode(acc: JournalEntry, mine: readonly JournalEntry[]): AcceptanceNode {
+  const chosen = String(acc.chosen);
+  const proposedHere = mine.some((e) => e.type === 'candidate_scored' && e.treeHash === chosen && num(e.round) > 0);
+  return {
+    rule: String(acc.rule ?? 'archive-best'),
+    chosen,
+    archiveBest: String(acc.archiveBest ?? chosen),
+    incumbent: String(acc.incumbent ?? ''),
+    ...(acc.pairedChoice !== undefined || acc.note !== undefined
+      ? { paired: { ...(typeof acc.diff === 'number' ? { diff: acc.diff } : {}), ...(typeof acc.seDiff === 'number' ? { seDiff: acc.seDiff } : {}), changedChoice: acc.changedChoice === true, ...(typeof acc.note === 'string' ? { note: acc.note } : {}) } }
+      : {}),
+    olderWon: !proposedHere,
+  };
+}
+
 function phaseNode(start: JournalEntry, entries: readonly JournalEntry[], opts: RunModelOptions): PhaseNode {
   const index = num(start.phase);
   const mine = entries.filter((e) => e.phase === index);
@@ -103,6 +190,7 @@ function phaseNode(start: JournalEntry, entries: readonly JournalEntry[], opts: 
     status: completed ? 'done' : 'running',
     version: String(completed?.version ?? start.version),
     harness: String(completed?.harness ?? start.harness),
+    started: { version: String(start.version), harness: String(start.harness) },
     rollouts: l.trainingRollouts + l.searchRollouts,
     ...(v ? { validation: { mean: num(v.mean), se: num(v.se), k: num(v.k) } } : {}),
   };
@@ -117,7 +205,11 @@ function phaseNode(start: JournalEntry, entries: readonly JournalEntry[], opts: 
     node.scored = new Set(mine.filter((e) => e.type === 'candidate_scored').map((e) => e.treeHash)).size;
     node.invalid = mine.filter((e) => e.type === 'candidate_invalid').length;
     const acc = mine.find((e) => e.type === 'acceptance');
-    if (acc) node.accepted = String(acc.chosen);
+    if (acc) {
+      node.accepted = String(acc.chosen);
+      node.acceptance = acceptanceNode(acc, mine);
+    }
+    node.roundsDetail = roundsOf(mine, node.accepted);
     node.sessions = mine
       .filter((e) => e.type === 'proposal')
       .map((e) => ({
@@ -145,7 +237,7 @@ export function runModel(id: string, entries: readonly JournalEntry[], opts: Run
   const alive = pid !== undefined && !sessionEnded && isAlive(pid);
 
   if (!entries.some((e) => e.type === 'run_started')) {
-    return { id, status: alive ? 'running' : 'not started', cycles: [], ...(pid !== undefined ? { pid } : {}) };
+    return { id, status: alive ? 'running' : 'not started', cycles: [], policies: new Map(), ...(pid !== undefined ? { pid } : {}) };
   }
   const state = foldRun(entries);
   const phases = entries.filter((e) => e.type === 'phase_started').map((s) => phaseNode(s, entries, opts));
@@ -175,7 +267,7 @@ export function runModel(id: string, entries: readonly JournalEntry[], opts: Run
   }
   if (open && status === 'interrupted') open.status = 'interrupted';
   const backend = describeBackend(entries.find((e) => e.type === 'run_started')?.backend);
-  return { id, status, ...(detail ? { detail } : {}), state, cycles, ...(open ? { current: open } : {}), ...(pid !== undefined ? { pid } : {}), ...(backend ? { backend } : {}) };
+  return { id, status, ...(detail ? { detail } : {}), state, cycles, policies: policyNames(entries), ...(open ? { current: open } : {}), ...(pid !== undefined ? { pid } : {}), ...(backend ? { backend } : {}) };
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
@@ -188,6 +280,39 @@ export function describePhase(p: PhaseNode): string {
   if (p.validation) parts.push(`val mean@${p.validation.k} ${pct(p.validation.mean)} ± ${(100 * p.validation.se).toFixed(1)}`);
   parts.push(`${p.rollouts} rollouts`);
   return parts.join(' · ');
+}
+
+/** How a phase's harness was chosen, in a line: "archive-best: 82fa96f4 (proposed this phase)". */
+export function describeAcceptance(a: AcceptanceNode): string {
+  const parts = [`${a.rule}: ${shortHash(a.chosen)}`];
+  if (a.chosen === a.incumbent) parts.push('the incumbent stays');
+  else parts.push(a.olderWon ? 'an older candidate won' : 'proposed this phase');
+  if (a.paired) {
+    if (a.paired.diff !== undefined) parts.push(`paired advantage ${(100 * a.paired.diff).toFixed(1)} ± ${(100 * (a.paired.seDiff ?? 0)).toFixed(1)}`);
+    if (a.paired.changedChoice) parts.push(`overturned the archive-best ${shortHash(a.archiveBest)}`);
+    if (a.paired.note) parts.push(a.paired.note);
+  }
+  return parts.join(' · ');
+}
+
+/** A round's candidate in a line: score ± se and turns, or why it was rejected. */
+export function describeRoundCandidate(c: RoundCandidate): string {
+  if (c.invalid) return `✗ invalid: ${c.invalid.join('; ') || 'no reason recorded'}`;
+  const parts = [`${pct(c.mean ?? 0)} ± ${(100 * (c.se ?? 0)).toFixed(1)}`];
+  if (c.meanTurns) parts.push(`${c.meanTurns.toFixed(1)} turns`);
+  if (c.cacheHit) parts.push('cached');
+  if (c.accepted) parts.push('✓ accepted');
+  return parts.join(' · ');
+}
+
+/** A phase's hover: the policy and harness it started from and ended with (named, full hashes), and how its harness was accepted. */
+export function phaseTooltip(p: PhaseNode, policies: ReadonlyMap<string, string>): string {
+  const lines = [`**phase ${p.index}: ${p.kind}** (cycle ${p.cycle})`, ''];
+  lines.push(`- started from ${policyHover(p.started.version, policies)} with harness \`${shortHash(p.started.harness)}\``);
+  if (p.status === 'done') lines.push(`- ended with ${policyHover(p.version, policies)} and harness \`${shortHash(p.harness)}\` (\`${p.harness}\`)`);
+  if (p.acceptance) lines.push(`- accepted harness \`${shortHash(p.acceptance.chosen)}\` by ${describeAcceptance(p.acceptance)}`);
+  if (p.validation) lines.push(`- validation after the phase: mean@${p.validation.k} ${pct(p.validation.mean)} ± ${(100 * p.validation.se).toFixed(1)} on the val split, under ${policyLabel(p.version, policies)}`);
+  return lines.join('\n');
 }
 
 /** One line about a run: its status, best pair on validation, ledger. */

@@ -3,7 +3,7 @@ import type { RunNode } from './runsModel.js';
 
 export type StatusState =
   | { kind: 'no-project' }
-  | { kind: 'idle'; run?: string }
+  | { kind: 'idle'; run?: string; runStatus?: string }
   | { kind: 'running'; run: string; phase?: number; phaseKind?: string; cycle?: number }
   | { kind: 'stopped'; run: string; reason: string }
   | { kind: 'error'; run?: string; message: string };
@@ -17,7 +17,7 @@ export function statusState(hasProject: boolean, runs: readonly RunNode[], engin
   const latest = runs[0];
   if (latest?.status === 'interrupted') return { kind: 'error', run: latest.id, message: latest.detail ?? 'the engine ended mid-phase' };
   if (latest?.status === 'stopped') return { kind: 'stopped', run: latest.id, reason: latest.detail ?? 'stop requested' };
-  return { kind: 'idle', ...(latest ? { run: latest.id } : {}) };
+  return { kind: 'idle', ...(latest ? { run: latest.id, runStatus: latest.status } : {}) };
 }
 
 export interface StatusView {
@@ -47,7 +47,8 @@ function stateView(s: StatusState): StatusView {
     case 'no-project':
       return { text: '$(circle-outline) WHALE', tooltip: `No WHALE project in this folder.\n\n${link('New Project', 'whale.newProject')}`, error: false };
     case 'idle':
-      return { text: '$(circle-large-outline) WHALE: idle', tooltip: `${s.run ? `Latest run: \`${s.run}\`\n\n` : ''}${link('Next Phase', 'whale.nextPhase')} · ${link('Run', 'whale.run')}${s.run ? ' · ' + link('Resume Run', 'whale.resumeRun') : ''} · ${link('Show Logs', 'whale.showLogs')}`, error: false };
+      // Resume is offered only for a run that can go on (a finished one has nothing to resume).
+      return { text: '$(circle-large-outline) WHALE: idle', tooltip: `${s.run ? `Latest run: \`${s.run}\`${s.runStatus ? ` (${s.runStatus})` : ''}\n\n` : ''}${link('Next Phase', 'whale.nextPhase')} · ${link('Run', 'whale.run')}${s.run && s.runStatus === 'paused' ? ' · ' + link('Resume Run', 'whale.resumeRun') : ''} · ${link('Show Logs', 'whale.showLogs')}`, error: false };
     case 'running':
       return {
         text: `$(sync~spin) WHALE: ${s.phase !== undefined ? `${s.phaseKind} phase ${s.phase} of cycle ${s.cycle}` : 'starting'}`,

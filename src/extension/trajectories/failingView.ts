@@ -8,9 +8,10 @@ import { ResultStore } from '../../archive/resultStore.js';
 import { RunStore } from '../../archive/runStore.js';
 import { Journal } from '../../engine/journal.js';
 import type { TrajectoryRef } from './ref.js';
+import { policyHover, policyLabel, policyNames, shortHash } from '../model/identity.js';
 
 type Node =
-  | { kind: 'candidate'; store: string; c: FailingCandidate }
+  | { kind: 'candidate'; store: string; c: FailingCandidate; policies: ReadonlyMap<string, string> }
   | { kind: 'task'; store: string; c: FailingCandidate; t: FailingTask }
   | { kind: 'rollout'; store: string; c: FailingCandidate; r: FailingRollout };
 
@@ -47,7 +48,8 @@ export class FailingTrajectoriesProvider implements vscode.TreeDataProvider<Node
       if (!run) return [];
       this.runShown = run;
       const entries = Journal.read(new RunStore(store).journalFile(run));
-      return failingCandidates(entries).map((c) => ({ kind: 'candidate', store, c }));
+      const policies = policyNames(entries);
+      return failingCandidates(entries).map((c) => ({ kind: 'candidate', store, c, policies }));
     }
     if (node.kind === 'candidate') {
       return failingTasks(new ResultStore(store).taskResults(node.c.keyHash) ?? []).map((t) => ({ kind: 'task', store, c: node.c, t }));
@@ -62,10 +64,10 @@ export class FailingTrajectoriesProvider implements vscode.TreeDataProvider<Node
   getTreeItem(node: Node): vscode.TreeItem {
     switch (node.kind) {
       case 'candidate': {
-        const item = new vscode.TreeItem(node.c.treeHash.slice(0, 10), vscode.TreeItemCollapsibleState.Collapsed);
-        const where = node.c.source === 'search' ? `phase ${node.c.phase} round ${node.c.round ?? 0}` : validationLabel(node.c.phase);
-        item.description = `${pct(node.c.mean)} · ${where}`;
-        item.tooltip = `candidate ${node.c.treeHash}\npolicy ${node.c.policyVersion}\nevaluation ${node.c.keyHash}`;
+        const item = new vscode.TreeItem(shortHash(node.c.treeHash), vscode.TreeItemCollapsibleState.Collapsed);
+        const where = node.c.source === 'search' ? `harness split, phase ${node.c.phase} round ${node.c.round ?? 0}` : node.c.phase < 0 ? `val split, ${validationLabel(node.c.phase)}` : `val split after phase ${node.c.phase}`;
+        item.description = `${pct(node.c.mean)} · ${where} · ${policyLabel(node.c.policyVersion, node.policies)}`;
+        item.tooltip = new vscode.MarkdownString(`candidate \`${node.c.treeHash}\`\n\npolicy ${policyHover(node.c.policyVersion, node.policies)}\n\nevaluation \`${node.c.keyHash}\``);
         item.iconPath = new vscode.ThemeIcon(node.c.source === 'search' ? 'beaker' : 'checklist');
         item.contextValue = 'whale.failing.candidate';
         return item;

@@ -78,7 +78,7 @@ suite('trajectories, notes and the dashboard', () => {
     });
     assert.equal(shown.candidates, failing.candidates.length, 'VS Code rendered as many candidates as the model has');
     assert.ok(failing.candidates.length >= 1);
-    assert.match(failing.candidates[0].description, /^\d+\.\d% · (phase \d+ round \d+|validation after phase \d+|baseline validation \(h0, base weights\))$/);
+    assert.match(failing.candidates[0].description, /^\d+\.\d% · (harness split, phase \d+ round \d+|val split after phase \d+|val split, baseline validation \(h0, base weights\)) · (base|policy after (phase|step) .+|[0-9a-f]{8})$/);
     assert.match(failing.tasks[0].description, /^\d+\/\d+ passed/);
     assert.match(failing.rollouts[0].label, /^sample \d+$/);
     assert.equal(failing.rollouts[0].command, 'whale.openTrajectory');

@@ -1,5 +1,5 @@
 // The user's day in a real VS Code: New Project (tiny template) → Next Phase completes a weight phase
-// in the engine process → the Runs tree shows it; Propose From Here + Submit as Candidate put a
+// in the engine process → the Runs tree shows it; Edit a Copy… + Submit as Candidate put a
 // hand-made candidate in the Harness Archive tree; its diff against its parent opens; the next
 // phase (harness) scores it.
 import * as assert from 'node:assert/strict';
@@ -43,7 +43,7 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
       const rs = await render(whale.archiveTree);
       return rs.some((x) => / h0: the initial harness$/.test(x.label)) ? rs : undefined;
     });
-    assert.match(rows.find((x) => x.label.includes('h0'))!.description, /^seed/);
+    assert.equal(((rows.find((x) => x.label.includes('h0'))!.item as ArchiveItem) as Extract<ArchiveItem, { kind: 'candidate' }>).node.origin, 'seed');
   });
 
   test('Next Phase runs one phase in the engine process; the Runs tree shows run → cycle → phase with val mean@k and rollouts', async () => {
@@ -52,7 +52,8 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
     // Other suites in this window may have left runs in the store: look only at the new one.
     const runsDir = join(root, '.whale', 'runs');
     const before = new Set(existsSync(runsDir) ? readdirSync(runsDir) : []);
-    const r = await vscode.commands.executeCommand<{ code: number | null }>('whale.nextPhase');
+    // Finished runs left by other suites: start the new run without the question.
+    const r = await vscode.commands.executeCommand<{ code: number | null }>('whale.nextPhase', { newRun: true });
     assert.equal(r?.code, 0, 'the engine exited cleanly (see the WHALE log)');
     const runs = readdirSync(runsDir).filter((id) => !before.has(id));
     assert.equal(runs.length, 1, 'Next Phase started exactly one new run');
@@ -70,7 +71,7 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
     assert.match(phase.description, /^1 step\(s\), reward \d+\.\d% · val mean@1 \d+\.\d% ± \d+\.\d · 16 rollouts$/);
   });
 
-  test('Propose From Here + Submit as Candidate: the hand-made candidate joins the archive under its parent, and its diff opens', async () => {
+  test('Edit a Copy… + Submit as Candidate: the hand-made candidate joins the archive under its parent, and its diff opens', async () => {
     const whale = await api();
     const root = projectFolder().fsPath;
     await whale.archiveTree.reload();
@@ -89,7 +90,8 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
       return rs.some((x) => x.label.startsWith(s!.treeHash.slice(0, 8)) && x.depth >= 1) ? rs : undefined;
     });
     const mine = rows.find((x) => x.label.startsWith(s!.treeHash.slice(0, 8)))!;
-    assert.match(mine.description, /^human · submitted, awaiting a harness phase$/);
+    assert.equal((mine.item as Extract<ArchiveItem, { kind: 'candidate' }>).node.origin, 'human');
+    assert.match(mine.description, /^submitted, awaiting a harness phase$/);
 
     const file = await vscode.commands.executeCommand<string>('whale.diffWithParent', mine.item);
     assert.equal(file, 'harness.json');
@@ -125,7 +127,7 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
       whale.monitor.tick(true);
       await whale.archiveTree.reload();
       const rs = await render(whale.archiveTree);
-      return rs.some((x) => x.description.startsWith('human · ') && /\d+\.\d% under /.test(x.description)) ? rs : undefined;
+      return rs.some((x) => (x.item as ArchiveItem).kind === 'candidate' && (x.item as Extract<ArchiveItem, { kind: 'candidate' }>).node.origin === 'human' && /^\d+\.\d% ± \d+\.\d under /.test(x.description)) ? rs : undefined;
     });
     assert.ok(rows.length > 0);
     const runRows = await render(whale.runsTree as vscode.TreeDataProvider<RunsItem>);

@@ -24,7 +24,7 @@ suite('run, stop, resume', function () {
     writeFileSync(configFile, JSON.stringify(config, null, 2) + '\n');
     try {
       const before = new Set(whale.monitor.current().runs.map((r) => r.id));
-      const running = vscode.commands.executeCommand<{ code: number | null }>('whale.run');
+      const running = vscode.commands.executeCommand<{ code: number | null }>('whale.run', { newRun: true });
       const run = await eventually('the new run running a phase', () => {
         whale.monitor.tick();
         return whale.monitor.current().runs.find((r) => !before.has(r.id) && r.status === 'running' && r.current);
