@@ -122,6 +122,8 @@ export async function createChessDomain(options: unknown, ctx: DomainContext = {
     tools: [isLegalTool, playMoveTool],
     verify: (task, rollout) => chessVerdict(chessPrivate(task), rollout),
     checkRules: (task, rollout) => chessRule(chessPrivate(task), rollout),
+    // The player's moves of the solution line (the opponent's replies come from the puzzle).
+    gold: (task) => chessPrivate(task).solution.filter((_, i) => i % 2 === 0).join(' '),
     diagnostics: (task, rollout) => chessDiagnostics(chessPrivate(task), rollout),
     limits: { ...CHESS_LIMITS, ...(opts.limits ?? {}) },
     h0Dir: harnessDir('chess-h0'),

@@ -148,6 +148,7 @@ export async function createMathDomain(options: unknown = {}, ctx: DomainContext
       return { pass: v.pass, score: v.pass ? 1 : 0, extracted: v.extracted, reason: rollout.finalAnswer === null ? 'no answer (no \\boxed{} in the final answer)' : v.reason };
     },
     checkRules: (_task, rollout) => answerFromModelRule(rollout),
+    gold: (task) => `\\boxed{${mathPrivate(task).answer}}`,
     diagnostics: (task, rollout) => mathDiagnostics(task, rollout),
     limits: { maxTurns: MATH_MAX_TURNS, maxAssistantTokens: o.maxAssistantTokens, ...(o.maxTokensPerCall !== undefined ? { maxTokensPerCall: o.maxTokensPerCall } : {}) },
     h0Dir: harnessDir('math-h0'),
