@@ -3,6 +3,7 @@
  * checked, every function wrapped so that its failures name the module, the task and the field.
  * The built-in domains and users' modules go through here alike.
  */
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { InfraError, InputError, WhaleError } from '../core/errors.js';
 import type { Verdict } from '../core/trajectory.js';
@@ -68,6 +69,8 @@ function named(e: unknown, where: string, infraSource?: 'tool' | 'verifier'): Er
   return new WhaleError(`${where}: ${message}`, 'domain');
 }
 
+const TASK_KEYS = ['id', 'question', 'meta', 'private', 'split'];
+
 /** Turns what `tasks()` returned into Task objects per split; a malformed task is an InputError naming the task and field. */
 export function splitTasks(set: TaskSet<unknown>, where: { file: string; domainId: string }): (split: Split) => Task[] {
   const seen = new Map<string, Split>();
@@ -77,6 +80,7 @@ export function splitTasks(set: TaskSet<unknown>, where: { file: string; domainI
     };
     if (!t || typeof t !== 'object') throw new InputError({ file: where.file, field }, 'a task must be an object {id, question, meta?, private?, split?}');
     if (typeof t.id !== 'string' || t.id.trim() === '') bad('id', 'must be a non-empty string');
+    for (const k of Object.keys(t)) if (!TASK_KEYS.includes(k)) bad(k, `is not a task field (known: ${TASK_KEYS.join(', ')}; put your own data in private or meta)`);
     if (typeof t.question !== 'string' || t.question.trim() === '') bad('question', 'must be a non-empty string');
     if (t.meta !== undefined && (typeof t.meta !== 'object' || t.meta === null || Array.isArray(t.meta))) bad('meta', 'must be an object');
     const s = split ?? t.split ?? assignSplit(t.id, DEFAULT_SPLIT_WEIGHTS);
@@ -218,6 +222,9 @@ function assemble<O, P>(def: DomainDefinition<O, P>, sctx: SdkContext<O>, set: T
     h0Dir: path.resolve(ctx.moduleDir, def.h0),
     searchSpace,
   };
+  // Found now, not when `whale init` or a run first needs the initial harness.
+  if (!existsSync(path.join(domain.h0Dir, 'harness.json')))
+    throw new InputError({ file: ctx.origin, field: 'h0' }, `${domain.h0Dir} is not a harness folder (no harness.json there)`);
   const rules = def.checkRules;
   if (rules) {
     domain.checkRules = (task, rollout) =>

@@ -118,7 +118,7 @@ export default defineDomain({ id: 'x', title: 'x', description: 'x', h0: '.', se
   await assert.rejects(load(dir, { module: 'bad-options.ts', options: { k: 'no' } }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.options.k' && /expected a number/.test(e.message));
   await assert.rejects(load(dir, { module: 'syntax.ts' }), (e: unknown) => e instanceof InputError && e.location.file.endsWith('syntax.ts') && e.location.line === 3);
   await assert.rejects(load(dir, { module: 'no-default.ts' }), (e: unknown) => e instanceof InputError && /default export must be defineDomain/.test(e.message));
-  await assert.rejects(load(dir, { module: 'bad-def.ts' }), (e: unknown) => e instanceof WhaleError && /bad-def\.ts: .*defineDomain: id must be lower-case/.test((e as Error).message));
+  await assert.rejects(load(dir, { module: 'bad-def.ts' }), (e: unknown) => e instanceof InputError && e.location.file.endsWith('bad-def.ts') && e.location.field === 'id' && /must be lower-case/.test(e.message));
   await assert.rejects(load(dir, { module: 'missing.ts' }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.module');
 });
 
