@@ -198,6 +198,8 @@ test('a broken task row is an InputError naming file:line and field (JSONL, CSV)
     'bad.jsonl': `${DATA_ROWS[0]}\n\n{"id": "9", "question": "", "answer": "1"}\n`,
     'bad.csv': 'id,question,answer\n1,What is 1 + 1 ?,2\n2,What is 2 + 2 ?,\n',
     'dup.jsonl': `${DATA_ROWS[0]}\n${DATA_ROWS[0]}\n`,
+    'words.csv': 'id,question,answer\n1,What is 6 + 7 ?,13\n2,What is 6 + 8 ?,fourteen\n',
+    'rx.csv': 'id,question,answer\n1,Name a colour,(red|blue\n',
     'badsplit.jsonl': '{"id": "1", "question": "q", "answer": "a", "split": "train"}\n',
     'val.jsonl': '{"id": "v1", "question": "q1", "golden_answers": ["Paris", "paris city"]}\n{"id": "v2", "question": "q2", "golden_answers": "[\\"Rome\\"]"}\n',
     'test.jsonl': '{"id": "t1", "question": "q3", "golden_answers": ["Oslo"]}\n',
@@ -206,6 +208,9 @@ test('a broken task row is an InputError naming file:line and field (JSONL, CSV)
   await assert.rejects(load(dir, data('bad.jsonl')), (e: unknown) => e instanceof InputError && e.location.line === 3 && e.location.field === 'question' && e.location.file.endsWith('bad.jsonl'));
   await assert.rejects(load(dir, data('bad.csv')), (e: unknown) => e instanceof InputError && e.location.line === 3 && e.location.field === 'answer' && /task '2'/.test(e.message));
   await assert.rejects(load(dir, data('dup.jsonl')), (e: unknown) => e instanceof InputError && e.location.line === 2 && e.location.field === 'id' && /duplicate task id '1' \(first at .*dup\.jsonl:1\)/.test(e.message));
+  // A gold answer the verifier can never compare is the row's fault, found at load — not an infra failure of every rollout of that task.
+  await assert.rejects(load(dir, data('words.csv', { verifier: { kind: 'numeric' } })), (e: unknown) => e instanceof InputError && e.location.line === 3 && e.location.field === 'answer' && /"fourteen" is not a number .*task '2'/.test(e.message));
+  await assert.rejects(load(dir, data('rx.csv', { verifier: { kind: 'regex' } })), (e: unknown) => e instanceof InputError && e.location.line === 2 && /not a regular expression/.test(e.message));
   await assert.rejects(load(dir, data('badsplit.jsonl')), (e: unknown) => e instanceof InputError && e.location.field === 'split' && /unknown split "train"/.test(e.message));
   const d = await load(dir, data({ val: 'val.jsonl', test: 'test.jsonl' }, { fields: { answers: 'golden_answers', meta: [] } }));
   assert.deepEqual(d.tasks('val').map((t) => t.id), ['v1', 'v2']);

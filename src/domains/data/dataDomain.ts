@@ -10,7 +10,7 @@ import { assignSplit, harnessDir } from '../common.js';
 import { DEFAULT_SPLIT_WEIGHTS } from '../definition.js';
 import { defineDomain, type DefinedDomain, type TaskInput } from '../sdk.js';
 import { SPLITS, type Json, type Split, type Task } from '../types.js';
-import { goldCompare } from '../verifiers/library.js';
+import { goldCompare, goldProblem } from '../verifiers/library.js';
 import { httpTool } from '../tools/http.js';
 import { readTableFile, rowLocation, type Table } from './tableFile.js';
 
@@ -52,6 +52,8 @@ export async function loadDataTasks(cfg: DataDomainConfig, baseDir: string): Pro
       const question = row[f.question];
       if (typeof question !== 'string' || question.trim() === '') throw bad(f.question, `the question must be a non-empty string (task '${id}')`);
       const answers = answersOf(row, f, (name) => bad(name, `needs the gold answer${f.answers ? 's (a list of strings)' : ' (a string or number)'} (task '${id}')`));
+      const unusable = answers.map((g) => goldProblem(cfg.verifier, g)).find((m) => m !== null);
+      if (unusable) throw bad(f.answers ?? f.answer, `${unusable} (task '${id}')`);
       let split = fileSplit;
       const rowSplit = row[f.split];
       if (rowSplit !== undefined && rowSplit !== null && rowSplit !== '') {
