@@ -119,6 +119,10 @@ export default defineDomain({ id: 'x', title: 'x', description: 'x', h0: '.', se
   await assert.rejects(load(dir, { module: 'syntax.ts' }), (e: unknown) => e instanceof InputError && e.location.file.endsWith('syntax.ts') && e.location.line === 3);
   await assert.rejects(load(dir, { module: 'no-default.ts' }), (e: unknown) => e instanceof InputError && /default export must be defineDomain/.test(e.message));
   await assert.rejects(load(dir, { module: 'bad-def.ts' }), (e: unknown) => e instanceof InputError && e.location.file.endsWith('bad-def.ts') && e.location.field === 'id' && /must be lower-case/.test(e.message));
+  // The worked example (and the `domain new` template) refuses a misspelt option instead of ignoring it.
+  const example = mkdtempSync(path.join(tmpdir(), 'whale-example-'));
+  cpSync(path.join(REPO, 'examples', 'code-domain'), example, { recursive: true });
+  await assert.rejects(load(example, { module: './domains/arith/index.ts', options: { generatd: 3 } }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.options' && /unknown option 'generatd'/.test(e.message));
   await assert.rejects(load(dir, { module: 'missing.ts' }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.module');
 });
 
