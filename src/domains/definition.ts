@@ -38,6 +38,8 @@ export function parseDomainOptions<O>(schema: OptionsSchema<O> | undefined, raw:
     try {
       return schema(value);
     } catch (e) {
+      // A parser that already names the field (a built-in's) keeps it; the file is the config's.
+      if (e instanceof InputError && e.location.field?.startsWith('domain.options')) throw new InputError({ file: where.file, field: e.location.field }, e.detail);
       throw new InputError({ file: where.file, field: 'domain.options' }, `${(e as Error).message ?? String(e)} (options of domain '${where.domainId}')`);
     }
   }
