@@ -73,6 +73,16 @@ function named(e: unknown, where: string, infraSource?: 'tool' | 'verifier'): Er
 
 const TASK_KEYS = ['id', 'question', 'meta', 'private', 'split'];
 
+/**
+ * A tool's failure: an infrastructure one names the module and task (it is reported); any other is
+ * the tool's answer to the harness (bad arguments…), which the model reads — so it keeps the tool's
+ * own words, without this machine's paths.
+ */
+function toolError(e: unknown, where: string): Error {
+  if (e instanceof InfraError || (e instanceof Error && e.name === 'InfraError')) return named(e, where, 'tool');
+  return new Error(e instanceof Error ? e.message : String(e));
+}
+
 /** Turns what `tasks()` returned into Task objects per split; a malformed task is an InputError naming the task and field. */
 export function splitTasks(set: TaskSet<unknown>, where: { file: string; domainId: string }): (split: Split) => Task[] {
   const seen = new Map<string, Split>();
@@ -193,7 +203,7 @@ function assemble<O, P>(def: DomainDefinition<O, P>, sctx: SdkContext<O>, set: T
       guarded(
         () => t.call(args, pub(task), sctx),
         (v) => v,
-        (e) => named(e, `${ctx.origin}: tool '${t.name}' (task '${task.id}')`, 'tool'),
+        (e) => toolError(e, `${ctx.origin}: tool '${t.name}' (task '${task.id}')`),
       ),
   }));
   const verifier = def.verify;

@@ -131,9 +131,10 @@ test('a code domain tool runs in the worker with the private data; one that thro
     ...TOOL_HARNESS,
     'domain/index.ts': `import { defineDomain, InfraError } from 'whale/domain';
 export default defineDomain<{}, { secret: string }>({ id: 'tooly', title: 't', description: 'd', h0: '../h0', searchSpace: 's',
-  tasks: () => ({ val: [{ id: 'a', question: 'up', private: { secret: 'kiwi' } }, { id: 'b', question: 'down', private: { secret: 'fig' } }] }),
+  tasks: () => ({ val: [{ id: 'a', question: 'up', private: { secret: 'kiwi' } }, { id: 'b', question: 'down', private: { secret: 'fig' } }, { id: 'c', question: 'bad', private: { secret: 'fig' } }] }),
   tools: [{ name: 'peek', description: 'd', parameters: { type: 'object' }, call(args: any, task) {
     if (args.query === 'down') throw new InfraError('tool', 'the peek service is down');
+    if (args.query === 'bad') throw new Error('no such query');
     return task.private.secret; } }],
   verify: (task, r) => r.finalAnswer === task.private.secret,
   diagnostics: (task, r) => ({ calls: r.modelCalls.length, termination: r.termination }),
@@ -148,6 +149,10 @@ export default defineDomain<{}, { secret: string }>({ id: 'tooly', title: 't', d
     assert.equal(by.b.termination, 'infra_error');
     assert.equal(by.b.infra?.source, 'tool');
     assert.match(by.b.infra!.message, /tool 'peek' \(task 'b'\): the peek service is down/);
+    // Any other throw is the tool's answer to the harness, which the model may read: its own words, no engine paths.
+    const toolEvent = by.c.events.find((e) => e.type === 'tool') as { message?: string } | undefined;
+    assert.equal(toolEvent?.message, 'error: no such query');
+    assert.notEqual(by.c.termination, 'infra_error');
   } finally {
     await domain.close();
   }
