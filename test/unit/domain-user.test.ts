@@ -220,6 +220,9 @@ test('a broken task row is an InputError naming file:line and field (JSONL, CSV)
   // A gold answer the verifier can never compare is the row's fault, found at load — not an infra failure of every rollout of that task.
   await assert.rejects(load(dir, data('words.csv', { verifier: { kind: 'numeric' } })), (e: unknown) => e instanceof InputError && e.location.line === 3 && e.location.field === 'answer' && /"fourteen" is not a number .*task '2'/.test(e.message));
   await assert.rejects(load(dir, data('rx.csv', { verifier: { kind: 'regex' } })), (e: unknown) => e instanceof InputError && e.location.line === 2 && /not a regular expression/.test(e.message));
+  // A misspelt column in privateArgs (sent as null on every call) or in fields.meta (never shown) is found at load.
+  await assert.rejects(load(dir, data('words.csv', { verifier: { kind: 'exact' }, tools: [{ name: 'look', description: 'd', url: 'http://127.0.0.1:9/x', privateArgs: { gold: 'answr' } }] })), (e: unknown) => e instanceof InputError && e.location.line === 2 && e.location.field === 'answr' && /tool 'look' sends this field/.test(e.message));
+  await assert.rejects(load(dir, data('words.csv', { verifier: { kind: 'exact' }, fields: { meta: ['topic'] } })), (e: unknown) => e instanceof InputError && e.location.field === 'fields.meta' && /no row of .*words\.csv has the column 'topic'/.test(e.message));
   await assert.rejects(load(dir, data('badsplit.jsonl')), (e: unknown) => e instanceof InputError && e.location.field === 'split' && /unknown split "train"/.test(e.message));
   const d = await load(dir, data({ val: 'val.jsonl', test: 'test.jsonl' }, { fields: { answers: 'golden_answers', meta: [] } }));
   assert.deepEqual(d.tasks('val').map((t) => t.id), ['v1', 'v2']);
@@ -326,7 +329,7 @@ test('whale domain new/check/domains: scaffolds both kinds; a verifier that acce
   // A too lenient verifier: every answer matches.
   const dj = path.join(dir, 'domains', 'tabular', 'domain.json');
   writeFileSync(dj, readFileSync(dj, 'utf8').replace(/"verifier": \{[^}]*\}/, '"verifier": { "kind": "regex", "flags": "s" }').replace('"tasks": "tasks.jsonl"', '"tasks": "lenient.jsonl"'));
-  writeFileSync(path.join(dir, 'domains', 'tabular', 'lenient.jsonl'), '{"id": "any", "question": "q", "answer": ".*"}\n{"id": "strict", "question": "q", "answer": "\\\\d+"}\n');
+  writeFileSync(path.join(dir, 'domains', 'tabular', 'lenient.jsonl'), '{"id": "any", "question": "q", "answer": ".*", "topic": "t"}\n{"id": "strict", "question": "q", "answer": "\\\\d+", "topic": "t"}\n');
   r = whale(['domain', 'check', 'tabular'], dir);
   assert.equal(r.status, 1);
   assert.match(r.stdout, /ACCEPTED any/);

@@ -37,7 +37,7 @@ function answersOf(row: Record<string, unknown>, fields: DataDomainConfig['field
 }
 
 /** Reads the task files into tasks; a broken row is an InputError naming file:line and the field. */
-export async function loadDataTasks(cfg: DataDomainConfig, baseDir: string): Promise<TaskInput<DataPrivate>[]> {
+export async function loadDataTasks(cfg: DataDomainConfig, baseDir: string, configFile: string): Promise<TaskInput<DataPrivate>[]> {
   const files: [string, Split | undefined][] = typeof cfg.tasks === 'string' ? [[cfg.tasks, undefined]] : SPLITS.filter((s) => (cfg.tasks as Record<string, string | undefined>)[s]).map((s) => [(cfg.tasks as Record<string, string>)[s], s]);
   const f = cfg.fields;
   const out: TaskInput<DataPrivate>[] = [];
@@ -64,11 +64,16 @@ export async function loadDataTasks(cfg: DataDomainConfig, baseDir: string): Pro
       const where = `${table.file}:${line}`;
       if (seen.has(id)) throw bad(f.id, `duplicate task id '${id}' (first at ${seen.get(id)})`);
       seen.set(id, where);
+      // A tool's private argument read from a column the row lacks would be sent as null on every call.
+      for (const tool of cfg.tools) for (const [arg, field] of Object.entries(tool.privateArgs ?? {})) if (row[field] === undefined || row[field] === null) throw bad(field, `tool '${tool.name}' sends this field as its argument '${arg}' (privateArgs), but the row has none (task '${id}')`);
       const meta: { [k: string]: Json } = {};
       for (const m of f.meta) if (row[m] !== undefined) meta[m] = row[m] as Json;
       out.push({ id, question, meta, split: split ?? assignSplit(id, DEFAULT_SPLIT_WEIGHTS), private: { answers, row: row as Record<string, Json> } });
     }
   }
+  // A meta column no row has is a misspelt name: the harness would never see the field.
+  const rows = out.map((t) => t.meta ?? {});
+  for (const m of f.meta) if (out.length > 0 && !rows.some((r) => m in r)) throw new InputError({ file: configFile, field: 'fields.meta' }, `no row of ${files.map(([file]) => file).join(', ')} has the column '${m}'`);
   return out;
 }
 
@@ -85,7 +90,7 @@ export function dataDomainDefinition(cfg: DataDomainConfig, configFile: string):
     title: cfg.title ?? `${cfg.id} — tasks from ${files}`,
     description: cfg.description ?? `Tasks read from ${files}, verified by '${spec.kind}'${cfg.tools.length ? `, with tools ${cfg.tools.map((t) => t.name).join(', ')}` : ''}.`,
     regime: 'unknown',
-    tasks: () => loadDataTasks(cfg, baseDir),
+    tasks: () => loadDataTasks(cfg, baseDir, configFile),
     tools: cfg.tools.map((t) => {
       const tool = httpTool(t, privateRow);
       return { ...tool, call: (args, task) => tool.call(args, task as unknown as Task) };
