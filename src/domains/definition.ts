@@ -61,6 +61,13 @@ function verdictOf(v: boolean | number | VerdictInput, where: string): Verdict {
   return { pass: v.pass, score: v.score ?? (v.pass ? 1 : 0), extracted: typeof v.extracted === 'string' ? v.extracted : null, reason: typeof v.reason === 'string' && v.reason !== '' ? v.reason : v.pass ? 'correct' : 'incorrect' };
 }
 
+/** ' (at FILE:LINE:COL)' when the stack names the file `where` starts with (the user's module). */
+function atLine(e: unknown, where: string): string {
+  const file = where.split(': ')[0];
+  const line = path.isAbsolute(file) ? lineIn(e, file) : '';
+  return line ? ` (at ${path.basename(file)}${line})` : '';
+}
+
 /** Any error a domain function threw, as one that names where it came from (InfraError keeps its class so the runtime sees it). */
 function named(e: unknown, where: string, infraSource?: 'tool' | 'verifier'): Error {
   const message = e instanceof Error ? e.message : String(e);
@@ -68,7 +75,7 @@ function named(e: unknown, where: string, infraSource?: 'tool' | 'verifier'): Er
   // The SDK's own InfraError (a copy of sdk.ts bundled into the user's module) is recognised by name.
   if (e instanceof Error && e.name === 'InfraError') return new InfraError(((e as { source?: string }).source === 'verifier' ? 'verifier' : (infraSource ?? 'tool')), `${where}: ${message}`);
   if (e instanceof InputError) return e;
-  return new WhaleError(`${where}: ${message}`, 'domain');
+  return new WhaleError(`${where}: ${message}${atLine(e, where)}`, 'domain');
 }
 
 const TASK_KEYS = ['id', 'question', 'meta', 'private', 'split'];
@@ -184,7 +191,15 @@ export function materialiseSync<O, P>(def: DefinedDomain<O, P> | DomainDefinitio
 }
 
 function tasksError(e: unknown, id: string, ctx: MaterialiseContext): Error {
-  return e instanceof InputError ? e : new WhaleError(`${ctx.origin}: tasks() of domain '${id}' threw: ${e instanceof Error ? e.message : String(e)}`, 'domain');
+  return e instanceof InputError ? e : new WhaleError(`${ctx.origin}${lineIn(e, ctx.origin)}: tasks() of domain '${id}' threw: ${e instanceof Error ? e.message : String(e)}`, 'domain');
+}
+
+/** ':LINE:COL' of the innermost stack frame in `file` (the user's module), or ''. */
+export function lineIn(e: unknown, file: string): string {
+  const stack = e instanceof Error ? (e.stack ?? '') : '';
+  const at = stack.split('\n').find((l) => l.includes(file + ':'));
+  const m = at ? /:(\d+):(\d+)\)?\s*$/.exec(at) : null;
+  return m ? `:${m[1]}:${m[2]}` : '';
 }
 
 function assemble<O, P>(def: DomainDefinition<O, P>, sctx: SdkContext<O>, set: TaskSet<P>, ctx: MaterialiseContext): Domain {

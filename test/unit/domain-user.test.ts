@@ -83,7 +83,7 @@ test('a code domain: a verifier that throws on one rollout and one stuck in a sy
     const by = Object.fromEntries(trajs.map((t) => [t.taskId, t]));
     assert.equal(by.t1.termination, 'infra_error');
     assert.equal(by.t1.infra?.source, 'verifier');
-    assert.match(by.t1.infra!.message, /domain[/\\]index\.ts: verify \(task 't1'\): the checker crashed/);
+    assert.match(by.t1.infra!.message, /domain[/\\]index\.ts: verify \(task 't1'\): the checker crashed \(at index\.ts:\d+:\d+\)/);
     assert.equal(by.t2.termination, 'infra_error');
     assert.match(by.t2.infra!.message, /verify \(task 't2'\) gave no answer within 1500 ms; its worker thread was ended/);
     for (const id of ['t0', 't3', 't4', 't5']) {
@@ -112,11 +112,16 @@ export default defineDomain({ id: 'x', title: 'x', description: 'x', h0: '.', se
   options: { safeParse: (v: any) => typeof v.k === 'number' ? { success: true, data: v } : { success: false, error: { issues: [{ path: ['k'], message: 'expected a number' }] } } } });`,
     'syntax.ts': `import { defineDomain } from 'whale/domain';\nexport default defineDomain({ id: 'x', title: \n`,
     'no-default.ts': `export const x = 1;`,
+    'throws.ts': `import { defineDomain } from 'whale/domain';
+export default defineDomain({ id: 'x', title: 'x', description: 'x', h0: '.', searchSpace: 's', verify: () => true,
+  tasks: () => { const rows: any = null; return rows.map((r: any) => r); } });`,
     'bad-def.ts': `import { defineDomain } from 'whale/domain';\nexport default defineDomain({ id: 'Bad Id', title: 'x', description: 'x', h0: '.', searchSpace: 's', verify: () => true, tasks: () => [] });`,
   });
   await assert.rejects(load(dir, { module: 'bad-task.ts' }), (e: unknown) => e instanceof InputError && e.location.file.endsWith('bad-task.ts') && e.location.field === 'tasks[1].question' && /task 'broken'/.test(e.message));
   await assert.rejects(load(dir, { module: 'bad-options.ts', options: { k: 'no' } }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.options.k' && /expected a number/.test(e.message));
   await assert.rejects(load(dir, { module: 'syntax.ts' }), (e: unknown) => e instanceof InputError && e.location.file.endsWith('syntax.ts') && e.location.line === 3);
+  // A crash in the user's code names its own file and line (the bundle's source map), not the bundle's.
+  await assert.rejects(load(dir, { module: 'throws.ts' }), (e: unknown) => e instanceof WhaleError && /throws\.ts:3:\d+: tasks\(\) of domain 'x' threw: Cannot read properties of null/.test((e as Error).message));
   await assert.rejects(load(dir, { module: 'no-default.ts' }), (e: unknown) => e instanceof InputError && /default export must be defineDomain/.test(e.message));
   await assert.rejects(load(dir, { module: 'bad-def.ts' }), (e: unknown) => e instanceof InputError && e.location.file.endsWith('bad-def.ts') && e.location.field === 'id' && /must be lower-case/.test(e.message));
   // The worked example (and the `domain new` template) refuses a misspelt option instead of ignoring it.

@@ -10,6 +10,9 @@ import { isDefinedDomain } from '../sdk.js';
 import { SPLITS, type Domain, type Split, type Task } from '../types.js';
 import { serializeError, type CallMessage, type DomainDescriptor, type FromWorker, type WorkerInit } from './protocol.js';
 
+// Stack frames of the user's code then name their own file and line (the bundle carries an inline source map).
+process.setSourceMapsEnabled(true);
+
 const init = workerData as WorkerInit;
 const port = parentPort!;
 const send = (m: FromWorker) => port.postMessage(m);
