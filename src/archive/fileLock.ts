@@ -102,7 +102,7 @@ function heartbeatAge(dir: string): number | undefined {
   for (const p of [dir, join(dir, OWNER)]) {
     try {
       newest = Math.max(newest, statSync(p).mtimeMs);
-    } catch (e) {
+    } catch {
       if (p === dir) return undefined; // no lock at all
     }
   }

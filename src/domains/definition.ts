@@ -3,6 +3,7 @@
  * checked, every function wrapped so that its failures name the module, the task and the field.
  * The built-in domains and users' modules go through here alike.
  */
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { InfraError, InputError, WhaleError } from '../core/errors.js';
 import type { Verdict } from '../core/trajectory.js';
@@ -37,6 +38,8 @@ export function parseDomainOptions<O>(schema: OptionsSchema<O> | undefined, raw:
     try {
       return schema(value);
     } catch (e) {
+      // A parser that already names the field (a built-in's) keeps it; the file is the config's.
+      if (e instanceof InputError && e.location.field?.startsWith('domain.options')) throw new InputError({ file: where.file, field: e.location.field }, e.detail);
       throw new InputError({ file: where.file, field: 'domain.options' }, `${(e as Error).message ?? String(e)} (options of domain '${where.domainId}')`);
     }
   }
@@ -58,6 +61,13 @@ function verdictOf(v: boolean | number | VerdictInput, where: string): Verdict {
   return { pass: v.pass, score: v.score ?? (v.pass ? 1 : 0), extracted: typeof v.extracted === 'string' ? v.extracted : null, reason: typeof v.reason === 'string' && v.reason !== '' ? v.reason : v.pass ? 'correct' : 'incorrect' };
 }
 
+/** ' (at FILE:LINE:COL)' when the stack names the file `where` starts with (the user's module). */
+function atLine(e: unknown, where: string): string {
+  const file = where.split(': ')[0];
+  const line = path.isAbsolute(file) ? lineIn(e, file) : '';
+  return line ? ` (at ${path.basename(file)}${line})` : '';
+}
+
 /** Any error a domain function threw, as one that names where it came from (InfraError keeps its class so the runtime sees it). */
 function named(e: unknown, where: string, infraSource?: 'tool' | 'verifier'): Error {
   const message = e instanceof Error ? e.message : String(e);
@@ -65,7 +75,19 @@ function named(e: unknown, where: string, infraSource?: 'tool' | 'verifier'): Er
   // The SDK's own InfraError (a copy of sdk.ts bundled into the user's module) is recognised by name.
   if (e instanceof Error && e.name === 'InfraError') return new InfraError(((e as { source?: string }).source === 'verifier' ? 'verifier' : (infraSource ?? 'tool')), `${where}: ${message}`);
   if (e instanceof InputError) return e;
-  return new WhaleError(`${where}: ${message}`, 'domain');
+  return new WhaleError(`${where}: ${message}${atLine(e, where)}`, 'domain');
+}
+
+const TASK_KEYS = ['id', 'question', 'meta', 'private', 'split'];
+
+/**
+ * A tool's failure: an infrastructure one names the module and task (it is reported); any other is
+ * the tool's answer to the harness (bad arguments…), which the model reads — so it keeps the tool's
+ * own words, without this machine's paths.
+ */
+function toolError(e: unknown, where: string): Error {
+  if (e instanceof InfraError || (e instanceof Error && e.name === 'InfraError')) return named(e, where, 'tool');
+  return new Error(e instanceof Error ? e.message : String(e));
 }
 
 /** Turns what `tasks()` returned into Task objects per split; a malformed task is an InputError naming the task and field. */
@@ -77,6 +99,7 @@ export function splitTasks(set: TaskSet<unknown>, where: { file: string; domainI
     };
     if (!t || typeof t !== 'object') throw new InputError({ file: where.file, field }, 'a task must be an object {id, question, meta?, private?, split?}');
     if (typeof t.id !== 'string' || t.id.trim() === '') bad('id', 'must be a non-empty string');
+    for (const k of Object.keys(t)) if (!TASK_KEYS.includes(k)) bad(k, `is not a task field (known: ${TASK_KEYS.join(', ')}; put your own data in private or meta)`);
     if (typeof t.question !== 'string' || t.question.trim() === '') bad('question', 'must be a non-empty string');
     if (t.meta !== undefined && (typeof t.meta !== 'object' || t.meta === null || Array.isArray(t.meta))) bad('meta', 'must be an object');
     const s = split ?? t.split ?? assignSplit(t.id, DEFAULT_SPLIT_WEIGHTS);
@@ -168,7 +191,15 @@ export function materialiseSync<O, P>(def: DefinedDomain<O, P> | DomainDefinitio
 }
 
 function tasksError(e: unknown, id: string, ctx: MaterialiseContext): Error {
-  return e instanceof InputError ? e : new WhaleError(`${ctx.origin}: tasks() of domain '${id}' threw: ${e instanceof Error ? e.message : String(e)}`, 'domain');
+  return e instanceof InputError ? e : new WhaleError(`${ctx.origin}${lineIn(e, ctx.origin)}: tasks() of domain '${id}' threw: ${e instanceof Error ? e.message : String(e)}`, 'domain');
+}
+
+/** ':LINE:COL' of the innermost stack frame in `file` (the user's module), or ''. */
+export function lineIn(e: unknown, file: string): string {
+  const stack = e instanceof Error ? (e.stack ?? '') : '';
+  const at = stack.split('\n').find((l) => l.includes(file + ':'));
+  const m = at ? /:(\d+):(\d+)\)?\s*$/.exec(at) : null;
+  return m ? `:${m[1]}:${m[2]}` : '';
 }
 
 function assemble<O, P>(def: DomainDefinition<O, P>, sctx: SdkContext<O>, set: TaskSet<P>, ctx: MaterialiseContext): Domain {
@@ -187,7 +218,7 @@ function assemble<O, P>(def: DomainDefinition<O, P>, sctx: SdkContext<O>, set: T
       guarded(
         () => t.call(args, pub(task), sctx),
         (v) => v,
-        (e) => named(e, `${ctx.origin}: tool '${t.name}' (task '${task.id}')`, 'tool'),
+        (e) => toolError(e, `${ctx.origin}: tool '${t.name}' (task '${task.id}')`),
       ),
   }));
   const verifier = def.verify;
@@ -218,6 +249,9 @@ function assemble<O, P>(def: DomainDefinition<O, P>, sctx: SdkContext<O>, set: T
     h0Dir: path.resolve(ctx.moduleDir, def.h0),
     searchSpace,
   };
+  // Found now, not when `whale init` or a run first needs the initial harness.
+  if (!existsSync(path.join(domain.h0Dir, 'harness.json')))
+    throw new InputError({ file: ctx.origin, field: 'h0' }, `${domain.h0Dir} is not a harness folder (no harness.json there)`);
   const rules = def.checkRules;
   if (rules) {
     domain.checkRules = (task, rollout) =>

@@ -139,11 +139,24 @@ export type DefinedDomain<O = Record<string, unknown>, P = Json> = DomainDefinit
 const ID = /^[a-z0-9][a-z0-9_-]*$/;
 
 /** Checks a definition's shape (so a mistake is reported at the definition, not at the first rollout) and marks it. */
+const DEFINITION_KEYS = ['id', 'title', 'description', 'summary', 'regime', 'options', 'tasks', 'tools', 'verify', 'checkRules', 'gold', 'diagnostics', 'limits', 'h0', 'searchSpace'];
+const LIMIT_KEYS = ['maxTokensPerCall', 'maxTurns', 'maxAssistantTokens', 'verifierTimeoutMs'];
+
 export function defineDomain<O = Record<string, unknown>, P = Json>(def: DomainDefinition<O, P>): DefinedDomain<O, P> {
   const bad = (field: string, what: string): never => {
-    throw new TypeError(`defineDomain: ${field} ${what}`);
+    // `field` lets the engine report it as bad input naming the module and the field.
+    throw Object.assign(new TypeError(`defineDomain: ${field} ${what}`), { field, detail: what });
   };
   if (!def || typeof def !== 'object') bad('(definition)', 'must be an object');
+  // A misspelt key (limitz, verfiy) would otherwise be ignored in silence: no type checker runs on the bundle.
+  for (const k of Object.keys(def)) if (!DEFINITION_KEYS.includes(k)) bad(k, `is not a field of a domain definition (known: ${DEFINITION_KEYS.join(', ')})`);
+  if (def.limits !== undefined && typeof def.limits !== 'function') {
+    if (!def.limits || typeof def.limits !== 'object') bad('limits', 'must be an object or a function of the context');
+    for (const [k, n] of Object.entries(def.limits)) {
+      if (!LIMIT_KEYS.includes(k)) bad(`limits.${k}`, `is not a limit (known: ${LIMIT_KEYS.join(', ')})`);
+      if (n !== undefined && (typeof n !== 'number' || !Number.isInteger(n) || n <= 0)) bad(`limits.${k}`, `must be a positive integer (got ${JSON.stringify(n)})`);
+    }
+  }
   if (typeof def.id !== 'string' || !ID.test(def.id)) bad('id', `must be lower-case letters, digits, '-' or '_' (got ${JSON.stringify(def.id)})`);
   for (const f of ['title', 'description', 'h0'] as const) if (typeof def[f] !== 'string' || def[f].trim() === '') bad(f, 'must be a non-empty string');
   if (typeof def.searchSpace !== 'string' && typeof def.searchSpace !== 'function') bad('searchSpace', 'must be a string or a function of the context');

@@ -11,7 +11,7 @@ import { ResultStore } from '../archive/resultStore.js';
 
 // Reading runs lives in runs.ts so that the editor's dashboard can read them without the charts.
 import { loadRuns, type LoadedRuns } from './runs.js';
-import { runSourceTable, sourceTableBlock, type SourceTable } from './bySource.js';
+import { groupingTitle, runSourceTables, sourceTableBlock, type SourceTable } from './bySource.js';
 export { loadRuns, type LoadedRuns };
 
 // ---- formatting -------------------------------------------------------------------------------
@@ -59,7 +59,7 @@ export interface ChartRequest {
 }
 
 /** The report as blocks, plus the charts it refers to (`<name>.png` / `<name>.svg`). Pure. */
-export function buildReport(summaries: readonly RunSummary[], opts: { title?: string; storeDir?: string; now?: Date; skipped?: LoadedRuns['skipped']; bySource?: ReadonlyMap<string, SourceTable> } = {}): { doc: ReportDocument; charts: ChartRequest[]; table: MethodTable } {
+export function buildReport(summaries: readonly RunSummary[], opts: { title?: string; storeDir?: string; now?: Date; skipped?: LoadedRuns['skipped']; bySource?: ReadonlyMap<string, readonly SourceTable[]> } = {}): { doc: ReportDocument; charts: ChartRequest[]; table: MethodTable } {
   const table = methodTable(summaries);
   const blocks: Block[] = [];
   const charts: ChartRequest[] = [];
@@ -187,9 +187,8 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
           },
         });
       }
-      const src = opts.bySource?.get(r.id);
-      if (src) {
-        blocks.push({ kind: 'paragraph', text: `By data source (${src.split === 'test' ? 'sealed test' : 'last validation'} evaluation \`${src.keyHash}\`${src.infra > 0 ? `; ${src.infra} infrastructure failure(s) left out` : ''}): pass rate and the domain's per-rollout diagnostics.` });
+      for (const src of opts.bySource?.get(r.id) ?? []) {
+        blocks.push({ kind: 'paragraph', text: `${groupingTitle(src)} (${src.split === 'test' ? 'sealed test' : 'last validation'} evaluation \`${src.keyHash}\`${src.infra > 0 ? `; ${src.infra} infrastructure failure(s) left out` : ''}): pass rate and the domain's per-rollout diagnostics.` });
         blocks.push({ kind: 'table', table: sourceTableBlock(src) });
       }
       const byPhase = r.diagnostics?.byPhase.filter((p) => p.aggregate.rollouts > 0) ?? [];
@@ -314,10 +313,10 @@ export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
   const { runs, skipped } = loadRuns(storeDir, opts.runIds);
   const results = new ResultStore(storeDir);
   const summaries = runs.map((run) => ({ ...summarizeRun(run), diagnostics: runDiagnostics(run.entries, (key) => readTrajectoriesFile(results.trajectoriesFile(key))) }));
-  const bySource = new Map<string, SourceTable>();
+  const bySource = new Map<string, SourceTable[]>();
   for (const r of runs) {
-    const t = runSourceTable(storeDir, r);
-    if (t) bySource.set(r.id, t);
+    const t = runSourceTables(storeDir, r);
+    if (t.length) bySource.set(r.id, t);
   }
   const { doc, charts, table } = buildReport(summaries, { title: opts.title, storeDir, now, skipped, bySource });
   const dir = opts.outDir ? resolve(opts.outDir) : reportDirFor(storeDir, now);

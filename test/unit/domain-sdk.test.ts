@@ -1,6 +1,7 @@
 /** The domain SDK (defineDomain → materialise) and the data-only verifier library. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import * as path from 'node:path';
 import { VerifierSpecSchema } from '../../src/core/config.js';
 import { InputError, WhaleError } from '../../src/core/errors.js';
 import { materialise, materialiseSync } from '../../src/domains/definition.js';
@@ -9,8 +10,11 @@ import { kbqaDefinition } from '../../src/domains/kbqa.js';
 import { defineDomain, InfraError as SdkInfraError } from '../../src/domains/sdk.js';
 import type { RolloutRecord } from '../../src/domains/types.js';
 import { goldCompare, parseNumber } from '../../src/domains/verifiers/library.js';
+import { REPO } from './domain-helpers.js';
 
-const base = { id: 'x', title: 't', description: 'd', h0: '.', searchSpace: 's', verify: () => true, tasks: () => [] };
+// materialise checks that h0 is a harness folder: any real one does for these tests.
+const H0 = path.join(REPO, 'resources', 'harnesses', 'qa-h0');
+const base = { id: 'x', title: 't', description: 'd', h0: H0, searchSpace: 's', verify: () => true, tasks: () => [] };
 const rollout = (a: string | null): RolloutRecord => ({ finalAnswer: a, modelCalls: [], events: [] });
 
 test('defineDomain rejects a malformed definition naming the field', () => {
@@ -19,6 +23,10 @@ test('defineDomain rejects a malformed definition naming the field', () => {
   assert.throws(() => defineDomain({ ...base, verify: { kind: 'command', command: [] } as never }), /verify\.command must be a non-empty array/);
   assert.throws(() => defineDomain({ ...base, tools: [{ name: 'bad name', description: '', parameters: {}, call: () => '' }] }), /tools\[0\]\.name must be an identifier/);
   assert.throws(() => defineDomain({ ...base, regime: 'sideways' as never }), /regime must be/);
+  // A misspelt key or limit would otherwise be dropped in silence (no type checker runs on a bundled module).
+  assert.throws(() => defineDomain({ ...base, limitz: {} } as never), (e: unknown) => (e as { field?: string }).field === 'limitz' && /limitz is not a field of a domain definition/.test((e as Error).message));
+  assert.throws(() => defineDomain({ ...base, limits: { maxTurn: 4 } as never }), /limits\.maxTurn is not a limit/);
+  assert.throws(() => defineDomain({ ...base, limits: { maxTurns: 0 } }), /limits\.maxTurns must be a positive integer/);
   assert.equal(defineDomain(base).kind, 'whale.domain/v1');
 });
 
@@ -43,12 +51,17 @@ test('verify may return a boolean, a score or a verdict; a bad return or a throw
   await assert.rejects(Promise.resolve(mk(async () => { throw new SdkInfraError('verifier', 'judge down'); }).verify(task, rollout('x'))), (e: unknown) => e instanceof Error && e.name === 'InfraError' && (e as { source?: string }).source === 'verifier' && /verify \(task 'a'\): judge down/.test(e.message));
 });
 
+test('h0 must be a harness folder: a wrong path is an InputError naming the module and the field', () => {
+  assert.throws(() => materialiseSync(defineDomain({ ...base, h0: './nope' }), {}, { origin: 'm.ts', moduleDir: REPO }), (e: unknown) => e instanceof InputError && e.location.file === 'm.ts' && e.location.field === 'h0' && /nope is not a harness folder/.test(e.message));
+});
+
 test('tasks: per split or a flat list; duplicates, bad fields and unknown splits name the field and task', () => {
   const load = (tasks: unknown) => materialiseSync(defineDomain({ ...base, tasks: () => tasks as never }), {}, { origin: 'm.ts', moduleDir: '.' });
   assert.throws(() => load([{ id: 'a', question: 'q' }, { id: 'a', question: 'r' }]).tasks('val'), (e: unknown) => e instanceof InputError && e.location.field === 'tasks[1].id' && /duplicate task id 'a'/.test(e.message));
   assert.throws(() => load({ train: [] }), (e: unknown) => e instanceof InputError && e.location.field === 'tasks.train');
   assert.throws(() => load({ val: [{ id: 'a', question: 'q', split: 'test' }] }).tasks('val'), (e: unknown) => e instanceof InputError && e.location.field === 'tasks.val[0].split');
   assert.throws(() => load({ val: [{ id: 'a', question: 'q', meta: 3 }] }).tasks('val'), (e: unknown) => e instanceof InputError && e.location.field === 'tasks.val[0].meta');
+  assert.throws(() => load([{ id: 'a', question: 'q', answer: 'z' }]), (e: unknown) => e instanceof InputError && e.location.field === 'tasks[0].answer' && /not a task field .*private or meta.*task 'a'/.test(e.message));
   const d = load({ val: () => [{ id: 'a', question: 'q', meta: { k: 1 }, private: { answer: 'z' } }] });
   assert.deepEqual(d.tasks('val'), [{ id: 'a', split: 'val', public: { id: 'a', question: 'q', meta: { k: 1 } }, private: { answer: 'z' } }]);
   assert.deepEqual(d.splitSizes, { weight: 0, harness: 0, val: 1, test: 0 });

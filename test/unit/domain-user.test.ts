@@ -83,7 +83,7 @@ test('a code domain: a verifier that throws on one rollout and one stuck in a sy
     const by = Object.fromEntries(trajs.map((t) => [t.taskId, t]));
     assert.equal(by.t1.termination, 'infra_error');
     assert.equal(by.t1.infra?.source, 'verifier');
-    assert.match(by.t1.infra!.message, /domain[/\\]index\.ts: verify \(task 't1'\): the checker crashed/);
+    assert.match(by.t1.infra!.message, /domain[/\\]index\.ts: verify \(task 't1'\): the checker crashed \(at index\.ts:\d+:\d+\)/);
     assert.equal(by.t2.termination, 'infra_error');
     assert.match(by.t2.infra!.message, /verify \(task 't2'\) gave no answer within 1500 ms; its worker thread was ended/);
     for (const id of ['t0', 't3', 't4', 't5']) {
@@ -112,13 +112,22 @@ export default defineDomain({ id: 'x', title: 'x', description: 'x', h0: '.', se
   options: { safeParse: (v: any) => typeof v.k === 'number' ? { success: true, data: v } : { success: false, error: { issues: [{ path: ['k'], message: 'expected a number' }] } } } });`,
     'syntax.ts': `import { defineDomain } from 'whale/domain';\nexport default defineDomain({ id: 'x', title: \n`,
     'no-default.ts': `export const x = 1;`,
+    'throws.ts': `import { defineDomain } from 'whale/domain';
+export default defineDomain({ id: 'x', title: 'x', description: 'x', h0: '.', searchSpace: 's', verify: () => true,
+  tasks: () => { const rows: any = null; return rows.map((r: any) => r); } });`,
     'bad-def.ts': `import { defineDomain } from 'whale/domain';\nexport default defineDomain({ id: 'Bad Id', title: 'x', description: 'x', h0: '.', searchSpace: 's', verify: () => true, tasks: () => [] });`,
   });
   await assert.rejects(load(dir, { module: 'bad-task.ts' }), (e: unknown) => e instanceof InputError && e.location.file.endsWith('bad-task.ts') && e.location.field === 'tasks[1].question' && /task 'broken'/.test(e.message));
   await assert.rejects(load(dir, { module: 'bad-options.ts', options: { k: 'no' } }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.options.k' && /expected a number/.test(e.message));
   await assert.rejects(load(dir, { module: 'syntax.ts' }), (e: unknown) => e instanceof InputError && e.location.file.endsWith('syntax.ts') && e.location.line === 3);
+  // A crash in the user's code names its own file and line (the bundle's source map), not the bundle's.
+  await assert.rejects(load(dir, { module: 'throws.ts' }), (e: unknown) => e instanceof WhaleError && /throws\.ts:3:\d+: tasks\(\) of domain 'x' threw: Cannot read properties of null/.test((e as Error).message));
   await assert.rejects(load(dir, { module: 'no-default.ts' }), (e: unknown) => e instanceof InputError && /default export must be defineDomain/.test(e.message));
-  await assert.rejects(load(dir, { module: 'bad-def.ts' }), (e: unknown) => e instanceof WhaleError && /bad-def\.ts: .*defineDomain: id must be lower-case/.test((e as Error).message));
+  await assert.rejects(load(dir, { module: 'bad-def.ts' }), (e: unknown) => e instanceof InputError && e.location.file.endsWith('bad-def.ts') && e.location.field === 'id' && /must be lower-case/.test(e.message));
+  // The worked example (and the `domain new` template) refuses a misspelt option instead of ignoring it.
+  const example = mkdtempSync(path.join(tmpdir(), 'whale-example-'));
+  cpSync(path.join(REPO, 'examples', 'code-domain'), example, { recursive: true });
+  await assert.rejects(load(example, { module: './domains/arith/index.ts', options: { generatd: 3 } }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.options' && /unknown option 'generatd'/.test(e.message));
   await assert.rejects(load(dir, { module: 'missing.ts' }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.module');
 });
 
@@ -127,9 +136,10 @@ test('a code domain tool runs in the worker with the private data; one that thro
     ...TOOL_HARNESS,
     'domain/index.ts': `import { defineDomain, InfraError } from 'whale/domain';
 export default defineDomain<{}, { secret: string }>({ id: 'tooly', title: 't', description: 'd', h0: '../h0', searchSpace: 's',
-  tasks: () => ({ val: [{ id: 'a', question: 'up', private: { secret: 'kiwi' } }, { id: 'b', question: 'down', private: { secret: 'fig' } }] }),
+  tasks: () => ({ val: [{ id: 'a', question: 'up', private: { secret: 'kiwi' } }, { id: 'b', question: 'down', private: { secret: 'fig' } }, { id: 'c', question: 'bad', private: { secret: 'fig' } }] }),
   tools: [{ name: 'peek', description: 'd', parameters: { type: 'object' }, call(args: any, task) {
     if (args.query === 'down') throw new InfraError('tool', 'the peek service is down');
+    if (args.query === 'bad') throw new Error('no such query');
     return task.private.secret; } }],
   verify: (task, r) => r.finalAnswer === task.private.secret,
   diagnostics: (task, r) => ({ calls: r.modelCalls.length, termination: r.termination }),
@@ -144,6 +154,10 @@ export default defineDomain<{}, { secret: string }>({ id: 'tooly', title: 't', d
     assert.equal(by.b.termination, 'infra_error');
     assert.equal(by.b.infra?.source, 'tool');
     assert.match(by.b.infra!.message, /tool 'peek' \(task 'b'\): the peek service is down/);
+    // Any other throw is the tool's answer to the harness, which the model may read: its own words, no engine paths.
+    const toolEvent = by.c.events.find((e) => e.type === 'tool') as { message?: string } | undefined;
+    assert.equal(toolEvent?.message, 'error: no such query');
+    assert.notEqual(by.c.termination, 'infra_error');
   } finally {
     await domain.close();
   }
@@ -198,6 +212,8 @@ test('a broken task row is an InputError naming file:line and field (JSONL, CSV)
     'bad.jsonl': `${DATA_ROWS[0]}\n\n{"id": "9", "question": "", "answer": "1"}\n`,
     'bad.csv': 'id,question,answer\n1,What is 1 + 1 ?,2\n2,What is 2 + 2 ?,\n',
     'dup.jsonl': `${DATA_ROWS[0]}\n${DATA_ROWS[0]}\n`,
+    'words.csv': 'id,question,answer\n1,What is 6 + 7 ?,13\n2,What is 6 + 8 ?,fourteen\n',
+    'rx.csv': 'id,question,answer\n1,Name a colour,(red|blue\n',
     'badsplit.jsonl': '{"id": "1", "question": "q", "answer": "a", "split": "train"}\n',
     'val.jsonl': '{"id": "v1", "question": "q1", "golden_answers": ["Paris", "paris city"]}\n{"id": "v2", "question": "q2", "golden_answers": "[\\"Rome\\"]"}\n',
     'test.jsonl': '{"id": "t1", "question": "q3", "golden_answers": ["Oslo"]}\n',
@@ -206,6 +222,12 @@ test('a broken task row is an InputError naming file:line and field (JSONL, CSV)
   await assert.rejects(load(dir, data('bad.jsonl')), (e: unknown) => e instanceof InputError && e.location.line === 3 && e.location.field === 'question' && e.location.file.endsWith('bad.jsonl'));
   await assert.rejects(load(dir, data('bad.csv')), (e: unknown) => e instanceof InputError && e.location.line === 3 && e.location.field === 'answer' && /task '2'/.test(e.message));
   await assert.rejects(load(dir, data('dup.jsonl')), (e: unknown) => e instanceof InputError && e.location.line === 2 && e.location.field === 'id' && /duplicate task id '1' \(first at .*dup\.jsonl:1\)/.test(e.message));
+  // A gold answer the verifier can never compare is the row's fault, found at load — not an infra failure of every rollout of that task.
+  await assert.rejects(load(dir, data('words.csv', { verifier: { kind: 'numeric' } })), (e: unknown) => e instanceof InputError && e.location.line === 3 && e.location.field === 'answer' && /"fourteen" is not a number .*task '2'/.test(e.message));
+  await assert.rejects(load(dir, data('rx.csv', { verifier: { kind: 'regex' } })), (e: unknown) => e instanceof InputError && e.location.line === 2 && /not a regular expression/.test(e.message));
+  // A misspelt column in privateArgs (sent as null on every call) or in fields.meta (never shown) is found at load.
+  await assert.rejects(load(dir, data('words.csv', { verifier: { kind: 'exact' }, tools: [{ name: 'look', description: 'd', url: 'http://127.0.0.1:9/x', privateArgs: { gold: 'answr' } }] })), (e: unknown) => e instanceof InputError && e.location.line === 2 && e.location.field === 'answr' && /tool 'look' sends this field/.test(e.message));
+  await assert.rejects(load(dir, data('words.csv', { verifier: { kind: 'exact' }, fields: { meta: ['topic'] } })), (e: unknown) => e instanceof InputError && e.location.field === 'fields.meta' && /no row of .*words\.csv has the column 'topic'/.test(e.message));
   await assert.rejects(load(dir, data('badsplit.jsonl')), (e: unknown) => e instanceof InputError && e.location.field === 'split' && /unknown split "train"/.test(e.message));
   const d = await load(dir, data({ val: 'val.jsonl', test: 'test.jsonl' }, { fields: { answers: 'golden_answers', meta: [] } }));
   assert.deepEqual(d.tasks('val').map((t) => t.id), ['v1', 'v2']);
@@ -312,7 +334,7 @@ test('whale domain new/check/domains: scaffolds both kinds; a verifier that acce
   // A too lenient verifier: every answer matches.
   const dj = path.join(dir, 'domains', 'tabular', 'domain.json');
   writeFileSync(dj, readFileSync(dj, 'utf8').replace(/"verifier": \{[^}]*\}/, '"verifier": { "kind": "regex", "flags": "s" }').replace('"tasks": "tasks.jsonl"', '"tasks": "lenient.jsonl"'));
-  writeFileSync(path.join(dir, 'domains', 'tabular', 'lenient.jsonl'), '{"id": "any", "question": "q", "answer": ".*"}\n{"id": "strict", "question": "q", "answer": "\\\\d+"}\n');
+  writeFileSync(path.join(dir, 'domains', 'tabular', 'lenient.jsonl'), '{"id": "any", "question": "q", "answer": ".*", "topic": "t"}\n{"id": "strict", "question": "q", "answer": "\\\\d+", "topic": "t"}\n');
   r = whale(['domain', 'check', 'tabular'], dir);
   assert.equal(r.status, 1);
   assert.match(r.stdout, /ACCEPTED any/);

@@ -24,3 +24,22 @@ test('by-source table: pass rate and diagnostic means per data_source; booleans 
   // A domain without data_source in its diagnostics gets no table.
   assert.equal(sourceTable([traj(5, undefined, true, true, 1)]), undefined);
 });
+
+test('by-rating-band table (chess): solved rate per ratingBand, bands in numeric order, the column named for the key', () => {
+  const chess = (i: number, band: string, pass: boolean, legal: number): Trajectory => ({
+    ...synthetic(i),
+    termination: 'answered',
+    verdict: { pass, score: pass ? 1 : 0, extracted: 'e2e4', reason: pass ? 'solved' : 'wrong' },
+    diagnostics: { ratingBand: band, solved: pass, legalMoveRate: legal },
+  });
+  const t = sourceTable([chess(1, '1000-1200', true, 1), chess(2, '800-1000', false, 0.5), chess(3, '800-1000', true, 1), chess(4, '1000-1200', false, 0)], 'ratingBand')!;
+  assert.equal(t.key, 'ratingBand');
+  assert.deepEqual(t.rows.map((r) => [r.source, r.rollouts, r.passRate, r.means.legalMoveRate]), [
+    ['800-1000', 2, 0.5, 0.75],
+    ['1000-1200', 2, 0.5, 0.5],
+  ]);
+  const block = sourceTableBlock({ split: 'val', keyHash: 'k', ...t });
+  assert.deepEqual(block.header, ['rating band', 'rollouts', 'pass (%)', 'legalMoveRate (mean)', 'solved (%)']);
+  // Chess trajectories carry no data_source: only the rating-band table is made for them.
+  assert.equal(sourceTable([chess(5, '800-1000', true, 1)]), undefined);
+});

@@ -6,10 +6,12 @@
  */
 import * as path from 'node:path';
 import { resourcesDir } from '../../core/resources.js';
-import { harnessDir, lazySplits, type DomainContext } from '../common.js';
-import type { Domain, Split, Task, ToolSpec } from '../types.js';
+import { harnessDir, type DomainContext } from '../common.js';
+import { materialise } from '../definition.js';
+import { defineDomain, type RolloutView, type TaskInput, type ToolDefinition } from '../sdk.js';
+import type { Domain, RolloutRecord, Task, ToolSpec } from '../types.js';
 import { notationOf, playToken, position } from './moves.js';
-import { CHESS_ID, loadPuzzles, parseChessOptions, type ChessPrivate } from './puzzles.js';
+import { CHESS_ID, loadPuzzles, parseChessOptions, type ChessOptions, type ChessPrivate } from './puzzles.js';
 import { LEGAL_TOOL, MAX_LEGALITY_QUERIES, PLAY_TOOL, WRONG_PREFIX, chessDiagnostics, chessRule, chessVerdict, replayLine } from './rules.js';
 
 export { CHESS_ID } from './puzzles.js';
@@ -107,24 +109,35 @@ parse strict|lenient (the whole reply is the move, or the last move-like token),
 Propose_action / is_legal_action: h0 is written as those two functions (propose a move from the model; check it with the
 domain); keep that structure.`;
 
-export async function createChessDomain(options: unknown, ctx: DomainContext = {}): Promise<Domain> {
-  const opts = parseChessOptions(options);
-  const files = opts.files !== undefined ? (Array.isArray(opts.files) ? opts.files : [opts.files]) : opts.tasksFile !== undefined ? [opts.tasksFile] : [CHESS_SAMPLE];
-  const splits = await loadPuzzles(files, opts, ctx.baseDir);
-  const sizes = Object.fromEntries(Object.entries(splits).map(([s, t]) => [s, t.length])) as Record<Split, number>;
-  return {
-    id: CHESS_ID,
-    title: 'chess — Lichess puzzles, every move from the model',
-    description: 'Lichess puzzles (the database\'s CSV): find the solution line move by move. The harness may check legality and play moves through the domain but may not compute, generate or replace a move: every move must come from a model completion.',
-    regime: 'mixed',
-    splitSizes: sizes,
-    tasks: lazySplits((split) => splits[split]),
-    tools: [isLegalTool, playMoveTool],
-    verify: (task, rollout) => chessVerdict(chessPrivate(task), rollout),
-    checkRules: (task, rollout) => chessRule(chessPrivate(task), rollout),
-    diagnostics: (task, rollout) => chessDiagnostics(chessPrivate(task), rollout),
-    limits: { ...CHESS_LIMITS, ...(opts.limits ?? {}) },
-    h0Dir: harnessDir('chess-h0'),
-    searchSpace: CHESS_SEARCH_SPACE,
-  };
+const inputsOf = (tasks: Task[]): TaskInput<ChessPrivate>[] => tasks.map((t) => ({ id: t.id, question: t.public.question, ...(t.public.meta ? { meta: t.public.meta } : {}), private: chessPrivate(t) }));
+/** The SDK hands tools the task as a DomainTask: the same object the engine holds. */
+const asTool = (t: ToolSpec): ToolDefinition<ChessPrivate, ChessOptions> => ({ name: t.name, description: t.description, parameters: t.parameters, call: (args, task) => t.call(args, task as unknown as Task) });
+const record = (r: RolloutView): RolloutRecord => r as unknown as RolloutRecord;
+
+/** chess as a `defineDomain` definition: the same contract a user's domain module uses. */
+export const chessDefinition = defineDomain<ChessOptions, ChessPrivate>({
+  id: CHESS_ID,
+  title: 'chess — Lichess puzzles, every move from the model',
+  description: 'Lichess puzzles (the database\'s CSV): find the solution line move by move. The harness may check legality and play moves through the domain but may not compute, generate or replace a move: every move must come from a model completion.',
+  summary: 'find the solution of Lichess puzzles (their CSV) move by move; the harness may check legality but never compute a move.',
+  regime: 'mixed',
+  options: parseChessOptions,
+  async tasks({ options, baseDir }) {
+    const files = options.files !== undefined ? (Array.isArray(options.files) ? options.files : [options.files]) : options.tasksFile !== undefined ? [options.tasksFile] : [CHESS_SAMPLE];
+    const splits = await loadPuzzles(files, options, baseDir);
+    return { weight: inputsOf(splits.weight), harness: inputsOf(splits.harness), val: inputsOf(splits.val), test: inputsOf(splits.test) };
+  },
+  tools: [asTool(isLegalTool), asTool(playMoveTool)],
+  verify: (task, rollout) => chessVerdict(task.private, record(rollout)),
+  checkRules: (task, rollout) => chessRule(task.private, record(rollout)),
+  // The player's moves of the solution line (the opponent's replies come from the puzzle).
+  gold: (task) => task.private.solution.filter((_, i) => i % 2 === 0).join(' '),
+  diagnostics: (task, rollout) => chessDiagnostics(task.private, rollout as unknown as RolloutRecord & { termination: string }),
+  limits: ({ options }) => ({ ...CHESS_LIMITS, ...(options.limits ?? {}) }),
+  h0: harnessDir('chess-h0'),
+  searchSpace: CHESS_SEARCH_SPACE,
+});
+
+export function createChessDomain(options: unknown, ctx: DomainContext = {}): Promise<Domain> {
+  return materialise(chessDefinition, options, { origin: `built-in domain ${CHESS_ID}`, moduleDir: harnessDir('chess-h0'), ...ctx });
 }

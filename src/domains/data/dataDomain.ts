@@ -10,7 +10,7 @@ import { assignSplit, harnessDir } from '../common.js';
 import { DEFAULT_SPLIT_WEIGHTS } from '../definition.js';
 import { defineDomain, type DefinedDomain, type TaskInput } from '../sdk.js';
 import { SPLITS, type Json, type Split, type Task } from '../types.js';
-import { goldCompare } from '../verifiers/library.js';
+import { goldCompare, goldProblem } from '../verifiers/library.js';
 import { httpTool } from '../tools/http.js';
 import { readTableFile, rowLocation, type Table } from './tableFile.js';
 
@@ -37,7 +37,7 @@ function answersOf(row: Record<string, unknown>, fields: DataDomainConfig['field
 }
 
 /** Reads the task files into tasks; a broken row is an InputError naming file:line and the field. */
-export async function loadDataTasks(cfg: DataDomainConfig, baseDir: string): Promise<TaskInput<DataPrivate>[]> {
+export async function loadDataTasks(cfg: DataDomainConfig, baseDir: string, configFile: string): Promise<TaskInput<DataPrivate>[]> {
   const files: [string, Split | undefined][] = typeof cfg.tasks === 'string' ? [[cfg.tasks, undefined]] : SPLITS.filter((s) => (cfg.tasks as Record<string, string | undefined>)[s]).map((s) => [(cfg.tasks as Record<string, string>)[s], s]);
   const f = cfg.fields;
   const out: TaskInput<DataPrivate>[] = [];
@@ -52,6 +52,8 @@ export async function loadDataTasks(cfg: DataDomainConfig, baseDir: string): Pro
       const question = row[f.question];
       if (typeof question !== 'string' || question.trim() === '') throw bad(f.question, `the question must be a non-empty string (task '${id}')`);
       const answers = answersOf(row, f, (name) => bad(name, `needs the gold answer${f.answers ? 's (a list of strings)' : ' (a string or number)'} (task '${id}')`));
+      const unusable = answers.map((g) => goldProblem(cfg.verifier, g)).find((m) => m !== null);
+      if (unusable) throw bad(f.answers ?? f.answer, `${unusable} (task '${id}')`);
       let split = fileSplit;
       const rowSplit = row[f.split];
       if (rowSplit !== undefined && rowSplit !== null && rowSplit !== '') {
@@ -62,11 +64,16 @@ export async function loadDataTasks(cfg: DataDomainConfig, baseDir: string): Pro
       const where = `${table.file}:${line}`;
       if (seen.has(id)) throw bad(f.id, `duplicate task id '${id}' (first at ${seen.get(id)})`);
       seen.set(id, where);
+      // A tool's private argument read from a column the row lacks would be sent as null on every call.
+      for (const tool of cfg.tools) for (const [arg, field] of Object.entries(tool.privateArgs ?? {})) if (row[field] === undefined || row[field] === null) throw bad(field, `tool '${tool.name}' sends this field as its argument '${arg}' (privateArgs), but the row has none (task '${id}')`);
       const meta: { [k: string]: Json } = {};
       for (const m of f.meta) if (row[m] !== undefined) meta[m] = row[m] as Json;
       out.push({ id, question, meta, split: split ?? assignSplit(id, DEFAULT_SPLIT_WEIGHTS), private: { answers, row: row as Record<string, Json> } });
     }
   }
+  // A meta column no row has is a misspelt name: the harness would never see the field.
+  const rows = out.map((t) => t.meta ?? {});
+  for (const m of f.meta) if (out.length > 0 && !rows.some((r) => m in r)) throw new InputError({ file: configFile, field: 'fields.meta' }, `no row of ${files.map(([file]) => file).join(', ')} has the column '${m}'`);
   return out;
 }
 
@@ -83,7 +90,7 @@ export function dataDomainDefinition(cfg: DataDomainConfig, configFile: string):
     title: cfg.title ?? `${cfg.id} — tasks from ${files}`,
     description: cfg.description ?? `Tasks read from ${files}, verified by '${spec.kind}'${cfg.tools.length ? `, with tools ${cfg.tools.map((t) => t.name).join(', ')}` : ''}.`,
     regime: 'unknown',
-    tasks: () => loadDataTasks(cfg, baseDir),
+    tasks: () => loadDataTasks(cfg, baseDir, configFile),
     tools: cfg.tools.map((t) => {
       const tool = httpTool(t, privateRow);
       return { ...tool, call: (args, task) => tool.call(args, task as unknown as Task) };

@@ -8,6 +8,8 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../../core/errors.js';
 import { type DomainContext, answerFromModelRule, harnessDir, resourcesDir } from '../common.js';
+import { materialise } from '../definition.js';
+import { defineDomain, type RolloutView, type TaskInput } from '../sdk.js';
 import type { Diagnostics, Domain, RolloutRecord, Split, Task } from '../types.js';
 import { SPLITS } from '../types.js';
 import { extractBoxed, mathEquivalent } from '../verifiers/math.js';
@@ -126,31 +128,40 @@ itself (e.g. return the code's output), and no message may contain chat-template
 In the paper this domain is weight-dominated: the base model runs past its token budget on most answers, which no prompt fixes.`;
 }
 
-export async function createMathDomain(options: unknown = {}, ctx: DomainContext = {}): Promise<Domain> {
-  const o = parseMathOptions(options);
-  const files: Partial<Record<Split, MathFileSpec[]>> = o.files ? Object.fromEntries(SPLITS.map((s) => [s, specs(o.files?.[s])])) : mathSampleFiles();
-  const loaded = await loadMathSplits(files, o.files ? ctx.baseDir : undefined, { dapoInstruction: o.dapoInstruction, dedupe: o.dedupe });
-  const splits = Object.fromEntries(SPLITS.map((s) => [s, o.sizes?.[s] !== undefined ? loaded[s].slice(0, o.sizes[s]) : loaded[s]])) as Record<Split, Task[]>;
-  return {
-    id: MATH_ID,
-    title: MATH_TITLE,
-    description:
-      'Competition math (DAPO-Math-17k, AIME 2024/2025 layouts): the answer in \\boxed{}, checked by CAS equivalence; one tool, code_interpreter, on a SandboxFusion-compatible service (whale sandbox serve); an assistant token budget enforced by the gateway. Weight-dominated in the paper.',
-    regime: 'weight-dominated',
-    splitSizes: { weight: splits.weight.length, harness: splits.harness.length, val: splits.val.length, test: splits.test.length },
-    tasks: (split) => {
-      if (!SPLITS.includes(split)) throw new InputError({ file: 'whale.config.json', field: 'split' }, `unknown split '${String(split)}'`);
-      return splits[split];
-    },
-    tools: [codeInterpreterTool({ url: o.sandboxUrl, runTimeout: o.runTimeout, memoryLimitMb: o.memoryLimitMb, maxOutputChars: o.maxOutputChars })],
-    verify: (task, rollout) => {
-      const v = mathEquivalent(rollout.finalAnswer ?? '', mathPrivate(task).answer);
-      return { pass: v.pass, score: v.pass ? 1 : 0, extracted: v.extracted, reason: rollout.finalAnswer === null ? 'no answer (no \\boxed{} in the final answer)' : v.reason };
-    },
-    checkRules: (_task, rollout) => answerFromModelRule(rollout),
-    diagnostics: (task, rollout) => mathDiagnostics(task, rollout),
-    limits: { maxTurns: MATH_MAX_TURNS, maxAssistantTokens: o.maxAssistantTokens, ...(o.maxTokensPerCall !== undefined ? { maxTokensPerCall: o.maxTokensPerCall } : {}) },
-    h0Dir: harnessDir('math-h0'),
-    searchSpace: mathSearchSpace(o),
-  };
+const inputsOf = (tasks: Task[]): TaskInput<MathPrivate>[] => tasks.map((t) => ({ id: t.id, question: t.public.question, ...(t.public.meta ? { meta: t.public.meta } : {}), private: mathPrivate(t) }));
+const record = (r: RolloutView): RolloutRecord => r as unknown as RolloutRecord;
+const sandboxOf = (o: MathOptions) => codeInterpreterTool({ url: o.sandboxUrl, runTimeout: o.runTimeout, memoryLimitMb: o.memoryLimitMb, maxOutputChars: o.maxOutputChars });
+/** Name, description and parameters do not depend on the options; the call does (the sandbox's URL and limits). */
+const toolShape = sandboxOf(MathOptions.parse({}));
+
+/** math as a `defineDomain` definition: the same contract a user's domain module uses. */
+export const mathDefinition = defineDomain<MathOptions, MathPrivate>({
+  id: MATH_ID,
+  title: MATH_TITLE,
+  description:
+    'Competition math (DAPO-Math-17k, AIME 2024/2025 layouts): the answer in \\boxed{}, checked by CAS equivalence; one tool, code_interpreter, on a SandboxFusion-compatible service (whale sandbox serve); an assistant token budget enforced by the gateway. Weight-dominated in the paper.',
+  summary: 'the paper\'s Math: DAPO-Math-17k / AIME files, \\boxed{} answers checked by CAS, a code_interpreter tool on a SandboxFusion-compatible service, an assistant token budget.',
+  regime: 'weight-dominated',
+  options: parseMathOptions,
+  async tasks({ options: o, baseDir }) {
+    const files: Partial<Record<Split, MathFileSpec[]>> = o.files ? Object.fromEntries(SPLITS.map((s) => [s, specs(o.files?.[s])])) : mathSampleFiles();
+    const loaded = await loadMathSplits(files, o.files ? baseDir : undefined, { dapoInstruction: o.dapoInstruction, dedupe: o.dedupe });
+    const split = (s: Split) => inputsOf(o.sizes?.[s] !== undefined ? loaded[s].slice(0, o.sizes[s]) : loaded[s]);
+    return { weight: split('weight'), harness: split('harness'), val: split('val'), test: split('test') };
+  },
+  tools: [{ name: toolShape.name, description: toolShape.description, parameters: toolShape.parameters, call: (args, task, { options }) => sandboxOf(options).call(args, task as unknown as Task) }],
+  verify: (task, rollout) => {
+    const v = mathEquivalent(rollout.finalAnswer ?? '', task.private.answer);
+    return { pass: v.pass, score: v.pass ? 1 : 0, extracted: v.extracted, reason: rollout.finalAnswer === null ? 'no answer (no \\boxed{} in the final answer)' : v.reason };
+  },
+  checkRules: (_task, rollout) => answerFromModelRule(record(rollout)),
+  gold: (task) => `\\boxed{${task.private.answer}}`,
+  diagnostics: (task, rollout) => mathDiagnostics(task as unknown as Task, rollout as unknown as RolloutRecord & { termination: string }),
+  limits: ({ options: o }) => ({ maxTurns: MATH_MAX_TURNS, maxAssistantTokens: o.maxAssistantTokens, ...(o.maxTokensPerCall !== undefined ? { maxTokensPerCall: o.maxTokensPerCall } : {}) }),
+  h0: harnessDir('math-h0'),
+  searchSpace: ({ options }) => mathSearchSpace(options),
+});
+
+export function createMathDomain(options: unknown = {}, ctx: DomainContext = {}): Promise<Domain> {
+  return materialise(mathDefinition, options, { origin: `built-in domain ${MATH_ID}`, moduleDir: harnessDir('math-h0'), ...ctx });
 }

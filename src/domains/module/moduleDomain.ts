@@ -55,7 +55,9 @@ export async function bundleDomainModule(moduleFile: string, cacheDir: string): 
   const alias: Plugin = { name: 'whale-domain-sdk', setup: (b) => b.onResolve({ filter: /^whale\/domain$/ }, () => ({ path: sdk })) };
   let result;
   try {
-    result = await esbuild.build({ entryPoints: [moduleFile], absWorkingDir: dirname(moduleFile), ...DOMAIN_BUILD, sourcemap: 'inline', plugins: [alias] });
+    result = await esbuild.build({ entryPoints: [moduleFile], absWorkingDir: dirname(moduleFile), ...DOMAIN_BUILD, sourcemap: 'inline', plugins: [alias],
+      // The map's sources are then relative to where the bundle is written: stack frames name the user's file and line.
+      outdir: join(cacheDir, 'domains') });
   } catch (e) {
     const errors = (e as { errors?: Message[] }).errors;
     if (!Array.isArray(errors) || errors.length === 0) throw new InputError({ file: moduleFile }, `cannot bundle the domain module: ${String(e)}`);

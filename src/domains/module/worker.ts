@@ -10,12 +10,24 @@ import { isDefinedDomain } from '../sdk.js';
 import { SPLITS, type Domain, type Split, type Task } from '../types.js';
 import { serializeError, type CallMessage, type DomainDescriptor, type FromWorker, type WorkerInit } from './protocol.js';
 
+// Stack frames of the user's code then name their own file and line (the bundle carries an inline source map).
+process.setSourceMapsEnabled(true);
+
 const init = workerData as WorkerInit;
 const port = parentPort!;
 const send = (m: FromWorker) => port.postMessage(m);
 
 async function load(): Promise<Domain> {
-  const mod = (await import(pathToFileURL(init.bundle).href)) as { default?: unknown };
+  let mod: { default?: unknown };
+  try {
+    mod = (await import(pathToFileURL(init.bundle).href)) as { default?: unknown };
+  } catch (e) {
+    // A definition defineDomain refused is the user's input, not a crash of their code.
+    const x = e as Error & { field?: unknown; detail?: unknown };
+    if (x instanceof TypeError && typeof x.field === 'string' && x.message.startsWith('defineDomain: '))
+      throw Object.assign(x, { code: 'input', location: { file: init.origin, field: x.field }, detail: typeof x.detail === 'string' ? x.detail : x.message });
+    throw e;
+  }
   const def = mod.default;
   if (!isDefinedDomain(def)) {
     const err = new Error(`the module's default export must be defineDomain({...}) from 'whale/domain' (got ${def === undefined ? 'no default export' : typeof def})`);

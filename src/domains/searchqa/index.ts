@@ -10,7 +10,7 @@ import { InputError } from '../../core/errors.js';
 import { resourcesDir } from '../../core/resources.js';
 import { type DomainContext, answerFromModelRule, harnessDir, lazySplits } from '../common.js';
 import type { Domain, Split } from '../types.js';
-import { loadSplits } from './data.js';
+import { loadSplits, searchqaPrivate } from './data.js';
 import { startRetriever, type RunningRetriever } from './retriever/server.js';
 import { makeSearchTool } from './search.js';
 import { type JudgeOptions, searchqaDiagnostics, verifySearchqa } from './verify.js';
@@ -143,6 +143,7 @@ export async function createSearchqaDomain(options: unknown, ctx: DomainContext 
     tools: [makeSearchTool({ url, timeoutMs: o.retriever?.timeoutMs ?? 30_000 })],
     verify: (task, rollout) => verifySearchqa(task, rollout, judge),
     checkRules: (_task, rollout) => answerFromModelRule(rollout),
+    gold: (task) => searchqaPrivate(task).answers[0] ?? null,
     diagnostics: (task, rollout) => searchqaDiagnostics(task, rollout),
     limits: { maxTurns: SEARCHQA_MAX_TURNS, maxTokensPerCall: 512, ...(judge ? { verifierTimeoutMs: judge.timeoutMs + 5_000 } : {}) },
     h0Dir: harnessDir('searchqa-h0'),

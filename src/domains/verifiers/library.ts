@@ -72,6 +72,19 @@ export const VERIFIERS: { [K in Kind]?: (spec: SpecOf<K>) => GoldCompare } = {
   'boxed-math': () => anyGold(mathEquivalent),
 };
 
+/** Why a gold answer can never be compared under this spec (found when the tasks load, not on every rollout), or null. */
+export function goldProblem(spec: VerifierSpec, gold: string): string | null {
+  if (spec.kind === 'numeric' && parseNumber(gold) === null) return `the gold answer ${JSON.stringify(gold)} is not a number (verifier 'numeric')`;
+  if (spec.kind === 'regex') {
+    try {
+      new RegExp(gold, spec.flags);
+    } catch (e) {
+      return `the gold answer ${JSON.stringify(gold)} is not a regular expression (verifier 'regex'): ${(e as Error).message}`;
+    }
+  }
+  return null;
+}
+
 /** The compare function of a spec; an unknown or unavailable kind is an InputError naming the field. */
 export function goldCompare(spec: Exclude<VerifierSpec, { kind: 'command' }>, where: { file: string; field: string }): (finalAnswer: string | null, golds: readonly string[]) => Verdict {
   const make = VERIFIERS[spec.kind] as ((s: typeof spec) => GoldCompare) | undefined;

@@ -38,6 +38,8 @@ export default defineDomain<Options, Private>({
   // Anything with zod's safeParse works too (`options: z.object({...})`); a function may throw.
   options(raw) {
     const o = (raw ?? {}) as { generated?: unknown };
+    // A misspelt option would otherwise be ignored in silence.
+    for (const k of Object.keys(o)) if (k !== 'generated') throw new Error(`unknown option '${k}' (known: generated)`);
     if (o.generated !== undefined && (typeof o.generated !== 'number' || !Number.isInteger(o.generated) || o.generated < 0)) throw new Error('generated must be a non-negative integer');
     return { generated: (o.generated as number | undefined) ?? 40 };
   },
