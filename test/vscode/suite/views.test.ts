@@ -41,7 +41,7 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
     const rows = await eventually('h0 in the archive tree', async () => {
       await whale.archiveTree.reload();
       const rs = await render(whale.archiveTree);
-      return rs.some((x) => / h0: the initial harness$/.test(x.label)) ? rs : undefined;
+      return rs.some((x) => /^[0-9a-f]{8} the initial harness h0$/.test(x.label)) ? rs : undefined;
     });
     assert.equal(((rows.find((x) => x.label.includes('h0'))!.item as ArchiveItem) as Extract<ArchiveItem, { kind: 'candidate' }>).node.origin, 'seed');
   });
