@@ -161,7 +161,7 @@ const STEPS = [
     caption: 'Explorer context menu: Evaluate Candidate runs the harness on the embedded policy',
     async run() {
       await ui.contextMenu('h0', 'Evaluate Candidate');
-      await ui.notification(/WHALE: mean@\d+ = [\d.]+%/, 180_000);
+      await ui.notification(/WHALE: mean@\d+( on the \w+ split)? = [\d.]+%/, 180_000);
     },
   },
   {
