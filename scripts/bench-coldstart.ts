@@ -18,7 +18,10 @@ function wallMs(args: string[]): number {
 export function benchColdStart(runs = 15): Record<string, number> {
   if (!existsSync(fileURLToPath(new URL('../dist/cli.mjs', import.meta.url)))) throw new Error('dist/cli.mjs is missing: npm run build');
   const out: Record<string, number> = {};
-  for (const [label, args] of [['--help', [bin, '--help']], ['--version', [bin, '--version']]] as const) {
+  for (const [label, args] of [
+    ['--help', [bin, '--help']],
+    ['--version', [bin, '--version']],
+  ] as const) {
     wallMs(['-e', '']);
     wallMs([...args]); // warm the file cache
     const a: number[] = [];

@@ -79,7 +79,9 @@ export async function benchPolicy(opts: { repeats?: number; log?: (line: string)
   const prompt = (i: number) => [tok.bosId, ...Array.from({ length: 15 }, (_, k) => 7 + ((i * 31 + k * 17) % (tok.size - 7)))];
   const sampleRate = async (streams: number) => {
     const t0 = performance.now();
-    const res = await Promise.all(Array.from({ length: streams }, (_, i) => sampler.generate({ promptIds: prompt(i), temperature: 1, seed: i, maxTokens: 200 })));
+    const res = await Promise.all(
+      Array.from({ length: streams }, (_, i) => sampler.generate({ promptIds: prompt(i), temperature: 1, seed: i, maxTokens: 200 })),
+    );
     const n = res.reduce((a, r) => a + r.completionTokenIds.length, 0);
     return n / ((performance.now() - t0) / 1000);
   };
@@ -101,12 +103,18 @@ export async function benchPolicy(opts: { repeats?: number; log?: (line: string)
   out.batchedSampleVsTarget = out.sampleTokensPerSec32 / TARGETS.batchedSampleTokensPerSec;
 
   const f = (x: number) => (x >= 100 ? Math.round(x).toLocaleString('en-US') : x.toFixed(2));
-  log(`embedded policy bench — default model: ${cfg.nLayers} layers, d ${cfg.dModel}, ${cfg.nHeads} heads, context ${C}, vocab ${tok.size}, ${f(out.parameters)} parameters (median of ${repeats})`);
+  log(
+    `embedded policy bench — default model: ${cfg.nLayers} layers, d ${cfg.dModel}, ${cfg.nHeads} heads, context ${C}, vocab ${tok.size}, ${f(out.parameters)} parameters (median of ${repeats})`,
+  );
   log(`  matMul 256×256           ${f(out.matmul256Gflops).padStart(10)} GFLOP/s`);
   log(`  matMul 512×512           ${f(out.matmul512Gflops).padStart(10)} GFLOP/s`);
-  log(`  training (8×${C})        ${f(out.trainTokensPerSec).padStart(10)} tokens/s   target ${f(TARGETS.trainTokensPerSec)}  (×${out.trainVsTarget.toFixed(2)})`);
+  log(
+    `  training (8×${C})        ${f(out.trainTokensPerSec).padStart(10)} tokens/s   target ${f(TARGETS.trainTokensPerSec)}  (×${out.trainVsTarget.toFixed(2)})`,
+  );
   log(`  sampling, 1 stream       ${f(out.sampleTokensPerSec1).padStart(10)} tokens/s`);
-  log(`  sampling, 32 streams     ${f(out.sampleTokensPerSec32).padStart(10)} tokens/s   target ${f(TARGETS.batchedSampleTokensPerSec)}  (×${out.batchedSampleVsTarget.toFixed(2)}); ${out.batchedOverSingle.toFixed(1)}× one stream`);
+  log(
+    `  sampling, 32 streams     ${f(out.sampleTokensPerSec32).padStart(10)} tokens/s   target ${f(TARGETS.batchedSampleTokensPerSec)}  (×${out.batchedSampleVsTarget.toFixed(2)}); ${out.batchedOverSingle.toFixed(1)}× one stream`,
+  );
   return out;
 }
 

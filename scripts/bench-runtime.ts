@@ -78,7 +78,9 @@ export async function benchRuntime(opts: { rollouts?: number; concurrency?: numb
     const session = new RolloutSession({ task, tools: domain.tools, backend, limits: { maxTurns: 4, maxTokens: 4096 }, sampling: SAMPLING, seed: i });
     const info = gateway.register(session, { viaSocket: false });
     const post = async (url: string, body: unknown) =>
-      (await (await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${info.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<string, unknown>;
+      (await (
+        await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${info.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      ).json()) as Record<string, unknown>;
     const answer = await twoTurn(
       task,
       async (messages) => ((await post(`${info.baseUrl}/chat/completions`, { messages })).choices as { message: { content: string } }[])[0].message.content,

@@ -31,7 +31,10 @@ export async function benchTrajectories(n = 5000): Promise<Record<string, number
     writeFileSync(file, Array.from({ length: n }, (_, i) => JSON.stringify(synthetic(i))).join('\n') + '\n');
     const target = Math.floor(n * 0.73);
     const naive = ms(() => {
-      const all = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => TrajectorySchema.parse(JSON.parse(l)));
+      const all = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l) => TrajectorySchema.parse(JSON.parse(l)));
       renderTranscript(all[target]);
     });
     clearJsonlIndexCache();

@@ -8,13 +8,15 @@ const outdir = 'out/test/vscode';
 rmSync(outdir, { recursive: true, force: true }); // a deleted suite must not keep running from a stale bundle
 const suites = readdirSync('test/vscode/suite').filter((f) => f.endsWith('.test.ts'));
 await build({
-  entryPoints: [
-    { in: 'test/vscode/index.ts', out: 'index' },
-    ...suites.map((f) => ({ in: `test/vscode/suite/${f}`, out: f.slice(0, -'.ts'.length) })),
-  ],
+  entryPoints: [{ in: 'test/vscode/index.ts', out: 'index' }, ...suites.map((f) => ({ in: `test/vscode/suite/${f}`, out: f.slice(0, -'.ts'.length) }))],
   outdir,
   outExtension: { '.js': '.cjs' },
-  bundle: true, platform: 'node', target: 'node20', format: 'cjs', sourcemap: 'inline', logLevel: 'warning',
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: 'inline',
+  logLevel: 'warning',
   external: ['vscode', 'mocha'],
 });
 console.log(`built ${outdir}/index.cjs and ${suites.length} suite(s): ${suites.map((f) => f.replace(/\.test\.ts$/, '')).join(', ')}`);

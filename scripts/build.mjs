@@ -35,12 +35,21 @@ const tfjsCoreOnly = {
 const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: 'warning' };
 const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
 // Chunks of the split CLI bundle from an earlier build would pile up (their names carry a hash).
-for (const f of (existsSync('dist') ? readdirSync('dist', { withFileTypes: true }) : []).filter((e) => e.isFile() && /^chunk-/.test(e.name))) rmSync(join('dist', f.name));
+for (const f of (existsSync('dist') ? readdirSync('dist', { withFileTypes: true }) : []).filter((e) => e.isFile() && /^chunk-/.test(e.name)))
+  rmSync(join('dist', f.name));
 
 const configs = [
   // mainFields: jsonc-parser's UMD build requires its own files dynamically, which a bundle cannot
   // follow; its ESM build bundles cleanly.
-  ({ ...common, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.cjs', format: 'cjs', external: ['vscode'], mainFields: ['module', 'main'], minify: true }),
+  {
+    ...common,
+    entryPoints: ['src/extension/extension.ts'],
+    outfile: 'dist/extension.cjs',
+    format: 'cjs',
+    external: ['vscode'],
+    mainFields: ['module', 'main'],
+    minify: true,
+  },
   {
     ...common,
     entryPoints: { cli: 'src/cli/main.ts' },
@@ -74,7 +83,16 @@ const configs = [
   },
   // The dashboard webview: its script with uPlot and zod, its stylesheet with uPlot's, nothing
   // loaded from anywhere else (the panel's CSP allows only these two files).
-  { bundle: true, platform: 'browser', target: 'es2022', format: 'iife', minify: true, logLevel: 'warning', entryPoints: { dashboard: 'src/extension/dashboard/webview/main.ts' }, outdir: 'media/dist' },
+  {
+    bundle: true,
+    platform: 'browser',
+    target: 'es2022',
+    format: 'iife',
+    minify: true,
+    logLevel: 'warning',
+    entryPoints: { dashboard: 'src/extension/dashboard/webview/main.ts' },
+    outdir: 'media/dist',
+  },
 ];
 mkdirSync('dist', { recursive: true });
 copyFileSync('src/harness/sdk.ts', 'dist/whale-harness-sdk.ts');
@@ -98,4 +116,6 @@ if (process.argv.includes('--watch')) {
 } else {
   await Promise.all(configs.map((c) => build(c)));
 }
-console.log(`built dist/extension.cjs, dist/cli.mjs, dist/whale-bootstrap.mjs, dist/whale-domain-worker.mjs, dist/whale-harness-sdk.ts, dist/whale-domain-sdk.ts, ${wasm.length} tfjs .wasm files, media/dist/dashboard.{js,css}`);
+console.log(
+  `built dist/extension.cjs, dist/cli.mjs, dist/whale-bootstrap.mjs, dist/whale-domain-worker.mjs, dist/whale-harness-sdk.ts, dist/whale-domain-sdk.ts, ${wasm.length} tfjs .wasm files, media/dist/dashboard.{js,css}`,
+);

@@ -68,7 +68,16 @@ function finished() {
   for (const id of readdirSync(runs)) {
     const f = join(runs, id, 'journal.jsonl');
     if (!existsSync(f)) continue;
-    const lines = readFileSync(f, 'utf8').trim().split('\n').map((l) => { try { return JSON.parse(l); } catch { return {}; } });
+    const lines = readFileSync(f, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => {
+        try {
+          return JSON.parse(l);
+        } catch {
+          return {};
+        }
+      });
     const start = lines.find((e) => e.type === 'run_started');
     let mode = 'equal-total';
     try {
@@ -76,16 +85,20 @@ function finished() {
     } catch {
       /* no snapshot: an old run */
     }
-    if (start && lines.some((e) => e.type === 'run_completed') && lines.some((e) => e.type === 'test_evaluation')) done.add(`${mode}/${start.domain}/${start.method}/${start.seed}`);
+    if (start && lines.some((e) => e.type === 'run_completed') && lines.some((e) => e.type === 'test_evaluation'))
+      done.add(`${mode}/${start.domain}/${start.method}/${start.seed}`);
   }
   return done;
 }
 
 const jobs = [];
 const done = finished();
-for (const mode of values.modes.split(',')) for (const seed of values.seeds.split(',')) for (const domain of values.domains.split(',')) for (const method of values.methods.split(',')) {
-  if (!done.has(`${mode}/${domain}/${method}/${seed}`)) jobs.push({ mode, domain, method, seed });
-}
+for (const mode of values.modes.split(','))
+  for (const seed of values.seeds.split(','))
+    for (const domain of values.domains.split(','))
+      for (const method of values.methods.split(',')) {
+        if (!done.has(`${mode}/${domain}/${method}/${seed}`)) jobs.push({ mode, domain, method, seed });
+      }
 console.error(`${jobs.length} runs to do (${done.size} already finished) in ${store}`);
 mkdirSync(join(base, 'logs'), { recursive: true });
 let next = 0;
@@ -95,7 +108,11 @@ async function worker() {
     const t0 = Date.now();
     const log = join(base, 'logs', `${j.mode}-${j.domain}-${j.method}-${j.seed}.log`);
     const code = await new Promise((resolve) => {
-      const child = spawn(process.execPath, [whale, 'run', '--config', join(project(j.domain, j.mode), 'whale.config.json'), '--method', j.method, '--seed', j.seed], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        [whale, 'run', '--config', join(project(j.domain, j.mode), 'whale.config.json'), '--method', j.method, '--seed', j.seed],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let out = '';
       child.stdout.on('data', (d) => (out += d));
       child.stderr.on('data', (d) => (out += d));

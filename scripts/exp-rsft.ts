@@ -93,12 +93,38 @@ interface ValPoint {
 
 async function val(): Promise<ValPoint> {
   const t0 = performance.now();
-  const r = await evaluate({ store, runner: runtime, domain, harnessDir: hDir, policyVersion: backend.currentVersion(), split: 'val', k, seed: 12345, sampling, limits, concurrency, limit: valN });
-  const ts: Trajectory[] = readFileSync(r.trajectoriesFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Trajectory);
-  return { version: backend.currentVersion(), meanAtK: r.summary.meanAtK, se: r.summary.standardError, n: r.summary.tasks, k, truncation: ts.filter(truncated).length / ts.length, wallMs: performance.now() - t0, perTask: r.tasks.map((t) => t.mean) };
+  const r = await evaluate({
+    store,
+    runner: runtime,
+    domain,
+    harnessDir: hDir,
+    policyVersion: backend.currentVersion(),
+    split: 'val',
+    k,
+    seed: 12345,
+    sampling,
+    limits,
+    concurrency,
+    limit: valN,
+  });
+  const ts: Trajectory[] = readFileSync(r.trajectoriesFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Trajectory);
+  return {
+    version: backend.currentVersion(),
+    meanAtK: r.summary.meanAtK,
+    se: r.summary.standardError,
+    n: r.summary.tasks,
+    k,
+    truncation: ts.filter(truncated).length / ts.length,
+    wallMs: performance.now() - t0,
+    perTask: r.tasks.map((t) => t.mean),
+  };
 }
 
-const fmt = (v: ValPoint) => `mean@${v.k} ${(100 * v.meanAtK).toFixed(1)}% ± ${(100 * v.se).toFixed(1)} (n=${v.n} tasks), truncation ${(100 * v.truncation).toFixed(1)}%  [${(v.wallMs / 1000).toFixed(1)} s, ${v.version}]`;
+const fmt = (v: ValPoint) =>
+  `mean@${v.k} ${(100 * v.meanAtK).toFixed(1)}% ± ${(100 * v.se).toFixed(1)} (n=${v.n} tasks), truncation ${(100 * v.truncation).toFixed(1)}%  [${(v.wallMs / 1000).toFixed(1)} s, ${v.version}]`;
 
 const started = performance.now();
 console.log(`exp-rsft: ${domain.id} under ${hDir}, hyper ${JSON.stringify(hyper)}, ${a.steps} steps, val ${valN}×${k}, store ${storeDir}`);
@@ -126,8 +152,14 @@ console.log(`after:  ${fmt(after)}`);
 const totalS = (performance.now() - started) / 1000;
 const diffs = after.perTask.map((x, i) => x - before.perTask[i]);
 const pairedSe = standardError(diffs);
-console.log(`delta: ${(100 * mean(diffs)).toFixed(1)} ± ${(100 * pairedSe).toFixed(1)} points (paired over the ${diffs.length} val tasks), truncation ${(100 * before.truncation).toFixed(1)}% → ${(100 * after.truncation).toFixed(1)}%; ${totalS.toFixed(0)} s`);
-if (a.json) writeFileSync(a.json, JSON.stringify({ domain: domain.id, harness: hDir, hyper, runSeed, before, after, delta: mean(diffs), pairedSe, curve, steps, seconds: totalS }, null, 2));
+console.log(
+  `delta: ${(100 * mean(diffs)).toFixed(1)} ± ${(100 * pairedSe).toFixed(1)} points (paired over the ${diffs.length} val tasks), truncation ${(100 * before.truncation).toFixed(1)}% → ${(100 * after.truncation).toFixed(1)}%; ${totalS.toFixed(0)} s`,
+);
+if (a.json)
+  writeFileSync(
+    a.json,
+    JSON.stringify({ domain: domain.id, harness: hDir, hyper, runSeed, before, after, delta: mean(diffs), pairedSe, curve, steps, seconds: totalS }, null, 2),
+  );
 await runtime.close();
 await backend.close();
 if (!a.store) rmSync(storeDir, { recursive: true, force: true });

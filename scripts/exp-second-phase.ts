@@ -67,7 +67,18 @@ const backend = await createBackend({ kind: 'embedded', model: 'base', maxBatch:
 const runtimes = new Map<number, HarnessRuntime>();
 const runtimeAt = (temperature: number) => {
   let rt = runtimes.get(temperature);
-  if (!rt) runtimes.set(temperature, (rt = new HarnessRuntime({ domain, backend, limits, sampling: SamplingSchema.parse({ temperature }), concurrency: 16, cacheDir: join(storeDir, 'cache') })));
+  if (!rt)
+    runtimes.set(
+      temperature,
+      (rt = new HarnessRuntime({
+        domain,
+        backend,
+        limits,
+        sampling: SamplingSchema.parse({ temperature }),
+        concurrency: 16,
+        cacheDir: join(storeDir, 'cache'),
+      })),
+    );
   return rt;
 };
 function groupBy<T, K>(xs: readonly T[], key: (x: T) => K): Map<K, T[]> {
@@ -81,24 +92,63 @@ const seed = Number(a.seed);
 
 async function val(dir: string, temperature: number) {
   const sampling = SamplingSchema.parse({ temperature });
-  const r = await evaluate({ store, runner: runtimeAt(temperature), domain, harnessDir: dir, policyVersion: backend.currentVersion(), split: 'val', k: Number(a.k), seed: 12345, sampling, limits, concurrency: 16, limit: Number(a.val) });
-  const ts = readFileSync(r.trajectoriesFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Trajectory);
+  const r = await evaluate({
+    store,
+    runner: runtimeAt(temperature),
+    domain,
+    harnessDir: dir,
+    policyVersion: backend.currentVersion(),
+    split: 'val',
+    k: Number(a.k),
+    seed: 12345,
+    sampling,
+    limits,
+    concurrency: 16,
+    limit: Number(a.val),
+  });
+  const ts = readFileSync(r.trajectoriesFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Trajectory);
   // How many distinct replies a task's k samples give (collapse shows as → 1).
   const distinct = mean([...groupBy(ts, (t) => t.taskId).values()].map((g) => new Set(g.map((t) => t.modelCalls[0]?.completion)).size));
-  return { mean: r.summary.meanAtK, se: r.summary.standardError, perTask: r.tasks.map((t) => t.mean), truncation: ts.filter(truncated).length / ts.length, distinct };
+  return {
+    mean: r.summary.meanAtK,
+    se: r.summary.standardError,
+    perTask: r.tasks.map((t) => t.mean),
+    truncation: ts.filter(truncated).length / ts.length,
+    distinct,
+  };
 }
-const show = (label: string, v: Awaited<ReturnType<typeof val>>) => console.log(`${label}: ${(100 * v.mean).toFixed(1)}% ± ${(100 * v.se).toFixed(1)}, truncation ${(100 * v.truncation).toFixed(1)}%, distinct replies per task ${v.distinct.toFixed(2)} of ${a.k}`);
+const show = (label: string, v: Awaited<ReturnType<typeof val>>) =>
+  console.log(
+    `${label}: ${(100 * v.mean).toFixed(1)}% ± ${(100 * v.se).toFixed(1)}, truncation ${(100 * v.truncation).toFixed(1)}%, distinct replies per task ${v.distinct.toFixed(2)} of ${a.k}`,
+  );
 
 async function weightPhase(dir: string, temperature: number, from: number) {
   const out = [];
   for (let s = from; s < from + steps; s++) {
-    const m = await runWeightStep({ backend, runner: runtimeAt(temperature), store, domain, harnessDir: dir, globalStep: s, runSeed: seed, hyper, sampling: SamplingSchema.parse({ temperature }), limits, concurrency: 16 });
+    const m = await runWeightStep({
+      backend,
+      runner: runtimeAt(temperature),
+      store,
+      domain,
+      harnessDir: dir,
+      globalStep: s,
+      runSeed: seed,
+      hyper,
+      sampling: SamplingSchema.parse({ temperature }),
+      limits,
+      concurrency: 16,
+    });
     const ts = store.loadTrajectories(m.evalKeyHash);
     const groups = [...groupBy(ts, (t) => t.taskId).values()];
     const distinct = mean(groups.map((g) => new Set(g.map((t) => t.modelCalls[0]?.completion)).size));
     const answers = ts.filter((t) => t.verdict.pass).map((t) => t.finalAnswer);
     const top = [...groupBy(answers, (x) => x).entries()].sort((x, y) => y[1].length - x[1].length)[0];
-    console.log(`  T ${temperature} step ${s}: reward ${(100 * m.meanReward).toFixed(1)}%, accepted ${m.accepted}/${m.rollouts}, distinct replies per group ${distinct.toFixed(2)} of ${hyper.groupSize}, loss ${m.meanLoss.toFixed(3)}, most frequent accepted answer ${top?.[0]} ×${top?.[1].length ?? 0}`);
+    console.log(
+      `  T ${temperature} step ${s}: reward ${(100 * m.meanReward).toFixed(1)}%, accepted ${m.accepted}/${m.rollouts}, distinct replies per group ${distinct.toFixed(2)} of ${hyper.groupSize}, loss ${m.meanLoss.toFixed(3)}, most frequent accepted answer ${top?.[0]} ×${top?.[1].length ?? 0}`,
+    );
     out.push({ reward: m.meanReward, accepted: m.accepted, distinct, loss: m.meanLoss });
   }
   return out;
@@ -117,7 +167,9 @@ for (const temperature of a.temps!.split(',').map(Number)) {
   const after = await val(h1, temperature);
   show(`after W2 at T ${temperature}`, after);
   const diffs = after.perTask.map((x, i) => x - before.perTask[i]);
-  console.log(`  second weight phase at T ${temperature}: ${(100 * mean(diffs)).toFixed(1)} ± ${(100 * standardError(diffs)).toFixed(1)} points (paired over tasks)`);
+  console.log(
+    `  second weight phase at T ${temperature}: ${(100 * mean(diffs)).toFixed(1)} ± ${(100 * standardError(diffs)).toFixed(1)} points (paired over tasks)`,
+  );
   results[`T${temperature}`] = { before, after, second, delta: mean(diffs), se: standardError(diffs) };
 }
 console.log(`${((performance.now() - t0) / 1000).toFixed(0)} s`);

@@ -14,7 +14,9 @@ import { parseArgs } from 'node:util';
 import { Chess } from 'chess.js';
 import { Rng, hashSeed } from '../src/core/rng.js';
 
-const { values } = parseArgs({ options: { 'per-depth': { type: 'string', default: '160' }, out: { type: 'string', default: 'resources/data/chess/puzzles.csv' } } });
+const { values } = parseArgs({
+  options: { 'per-depth': { type: 'string', default: '160' }, out: { type: 'string', default: 'resources/data/chess/puzzles.csv' } },
+});
 const PER_DEPTH = Number(values['per-depth']);
 const OUT = path.resolve(values.out!);
 

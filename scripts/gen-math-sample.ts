@@ -62,7 +62,11 @@ const INTEGER_KINDS: Record<string, (r: Rng) => Problem> = {
     const a = 1 + r.int(50);
     const b = a + 10 + r.int(300);
     const s = ((a + b) * (b - a + 1)) / 2;
-    return { kind: 'series', problem: `Find the remainder when the sum of the integers from $${a}$ to $${b}$ inclusive is divided by $1000$.`, answer: String(s % 1000) };
+    return {
+      kind: 'series',
+      problem: `Find the remainder when the sum of the integers from $${a}$ to $${b}$ inclusive is divided by $1000$.`,
+      answer: String(s % 1000),
+    };
   },
   lcm(r) {
     const g = 1 + r.int(9);
@@ -89,7 +93,11 @@ const GENERAL_KINDS: Record<string, (r: Rng) => Problem> = {
   fracsum(r) {
     const [b, d] = [2 + r.int(11), 2 + r.int(11)];
     const [a, c] = [1 + r.int(b - 1), 1 + r.int(d - 1)];
-    return { kind: 'fracsum', problem: `What is $\\frac{${a}}{${b}} + \\frac{${c}}{${d}}$? Express your answer as a common fraction.`, answer: fraction(a * d + c * b, b * d) };
+    return {
+      kind: 'fracsum',
+      problem: `What is $\\frac{${a}}{${b}} + \\frac{${c}}{${d}}$? Express your answer as a common fraction.`,
+      answer: fraction(a * d + c * b, b * d),
+    };
   },
   surd(r) {
     const k = 2 + r.int(9);
@@ -173,10 +181,16 @@ export function writeMathSample(outDir: string): { files: string[]; counts: Reco
   const seen = new Set<string>();
   const dapo = problems('dapo', 320, GENERAL_KINDS, seen);
   const dapoFile = path.join(outDir, 'dapo-math-sample.parquet');
-  writeDapoParquet(dapoFile, dapo.map((p, i) => ({ prompt: dapoPrompt(p.problem), answer: p.answer, index: uuidish('dapo', i) })));
+  writeDapoParquet(
+    dapoFile,
+    dapo.map((p, i) => ({ prompt: dapoPrompt(p.problem), answer: p.answer, index: uuidish('dapo', i) })),
+  );
   const a24 = problems('aime2024', 60, INTEGER_KINDS, seen);
   const a24File = path.join(outDir, 'aime-2024-sample.jsonl');
-  writeFileSync(a24File, a24.map((p, i) => JSON.stringify({ ID: `2024-S-${i + 1}`, Problem: p.problem, Solution: '', Answer: Number(p.answer) })).join('\n') + '\n');
+  writeFileSync(
+    a24File,
+    a24.map((p, i) => JSON.stringify({ ID: `2024-S-${i + 1}`, Problem: p.problem, Solution: '', Answer: Number(p.answer) })).join('\n') + '\n',
+  );
   const a25 = problems('aime2025', 60, INTEGER_KINDS, seen);
   const a25File = path.join(outDir, 'aime-2025-sample.jsonl');
   // opencompass/AIME2025 has no id column; answers are strings there.

@@ -5,7 +5,10 @@ import { z } from 'zod';
 import { WhaleConfigSchema } from '../src/core/config.js';
 
 export function configJsonSchema(): unknown {
-  return { ...z.toJSONSchema(WhaleConfigSchema, { io: 'input', unrepresentable: 'any', target: 'draft-7' }), title: 'WHALE project configuration (whale.config.json)' };
+  return {
+    ...z.toJSONSchema(WhaleConfigSchema, { io: 'input', unrepresentable: 'any', target: 'draft-7' }),
+    title: 'WHALE project configuration (whale.config.json)',
+  };
 }
 
 if (process.argv[1]?.endsWith('gen-schema.ts')) {

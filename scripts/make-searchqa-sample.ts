@@ -31,7 +31,8 @@ for (const n of NAMES) {
 const passages: { id: string; contents: string }[] = [];
 for (const n of NAMES) {
   const rec = world.get(n)!;
-  for (const a of [...VALUE_ATTRIBUTES, ...ENTITY_ATTRIBUTES]) passages.push({ id: '', contents: `"${n}"\n${n} is a person . the ${a} of ${n} is ${rec[a]} .` });
+  for (const a of [...VALUE_ATTRIBUTES, ...ENTITY_ATTRIBUTES])
+    passages.push({ id: '', contents: `"${n}"\n${n} is a person . the ${a} of ${n} is ${rec[a]} .` });
 }
 const allValues = VALUE_ATTRIBUTES.flatMap((a) => VALUES[a]);
 for (let i = 0; i < 1200; i++) {
@@ -61,13 +62,19 @@ const searchR1Prompt = (q: string) =>
   `Answer the given question. You must conduct reasoning inside <think> and </think> first every time you get new information. After reasoning, if you find you lack some knowledge, you can call a search engine by <search> query </search> and it will return the top searched results between <information> and </information>. You can search as many times as your want. If you find no further external knowledge needed, you can directly provide the answer inside <answer> and </answer>, without detailed illustrations. For example, <answer> Beijing </answer>. Question: ${q}\n`;
 
 const MULTI_HOP = new Set(['hotpotqa', '2wikimultihopqa', 'musique', 'bamboogle']);
-interface Row { id: string; question: string; golden_answers: string[]; data_source: string }
+interface Row {
+  id: string;
+  question: string;
+  golden_answers: string[];
+  data_source: string;
+}
 function rows(split: 'train' | 'test', sources: string[], perSource: number): Row[] {
   const out: Row[] = [];
-  for (const s of sources) for (let i = 0; i < perSource; i++) {
-    const { question: q, answer } = question(MULTI_HOP.has(s) ? 2 : 1);
-    out.push({ id: `${split}_${i}`, question: q, golden_answers: [answer], data_source: s });
-  }
+  for (const s of sources)
+    for (let i = 0; i < perSource; i++) {
+      const { question: q, answer } = question(MULTI_HOP.has(s) ? 2 : 1);
+      out.push({ id: `${split}_${i}`, question: q, golden_answers: [answer], data_source: s });
+    }
   return out;
 }
 

@@ -28,7 +28,9 @@ try {
 }
 const missing = [...natives.esbuild, ...natives.resvg].filter((f) => !existsSync(f));
 if (missing.length > 0) {
-  console.error(`package-vsix: refusing to package for ${target}: its native binaries are not installed here (missing ${missing.join(', ')}). Package on a ${target} machine, where npm ci installs them.`);
+  console.error(
+    `package-vsix: refusing to package for ${target}: its native binaries are not installed here (missing ${missing.join(', ')}). Package on a ${target} machine, where npm ci installs them.`,
+  );
   process.exit(1);
 }
 
@@ -51,7 +53,19 @@ writeFileSync(ignoreFile, ignoreFor(readFileSync('.vscodeignore', 'utf8'), targe
 const { repository } = JSON.parse(readFileSync('package.json', 'utf8'));
 const readme = ['--readme-path', values['readme-path'] ?? 'docs/marketplace/README.md', ...(repository ? [] : ['--no-rewrite-relative-links'])];
 try {
-  run(process.execPath, ['node_modules/@vscode/vsce/vsce', 'package', '--target', target, '--ignoreFile', ignoreFile, ...readme, '--allow-missing-repository', '--skip-license', '--out', out]);
+  run(process.execPath, [
+    'node_modules/@vscode/vsce/vsce',
+    'package',
+    '--target',
+    target,
+    '--ignoreFile',
+    ignoreFile,
+    ...readme,
+    '--allow-missing-repository',
+    '--skip-license',
+    '--out',
+    out,
+  ]);
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }

@@ -11,7 +11,16 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ChatMessage } from '../src/core/trajectory.js';
 import { pretrainingTranscripts, requiredWords } from '../src/domains/corpus.js';
-import { Trainer, buildVocabulary, createModel, loadTf, modelConfig, parameterCount, saveModelFolder, transcriptToSequence } from '../src/policy/embedded/index.js';
+import {
+  Trainer,
+  buildVocabulary,
+  createModel,
+  loadTf,
+  modelConfig,
+  parameterCount,
+  saveModelFolder,
+  transcriptToSequence,
+} from '../src/policy/embedded/index.js';
 
 const { values } = parseArgs({
   options: {
@@ -60,7 +69,17 @@ function save(step: number): void {
   mkdirSync(dirname(out), { recursive: true });
   const version = saveModelFolder(tmp, model, tokenizer, {
     parent: null,
-    train: { kind: 'pretrain', steps: step, batch, peakLr, seed, tokens, minutes: +((Date.now() - started) / 60000).toFixed(1), finalLoss: +emaLoss.toFixed(4), script: 'npm run pretrain' },
+    train: {
+      kind: 'pretrain',
+      steps: step,
+      batch,
+      peakLr,
+      seed,
+      tokens,
+      minutes: +((Date.now() - started) / 60000).toFixed(1),
+      finalLoss: +emaLoss.toFixed(4),
+      script: 'npm run pretrain',
+    },
   });
   if (existsSync(out)) rmSync(out, { recursive: true, force: true });
   renameSync(tmp, out);
@@ -81,7 +100,9 @@ for (let step = 0; step < steps; step++) {
   emaLoss = Number.isNaN(emaLoss) ? r.loss : 0.98 * emaLoss + 0.02 * r.loss;
   if (step % 50 === 0 || step === steps - 1) {
     const secs = (Date.now() - started) / 1000;
-    console.log(`step ${step}/${steps} loss ${emaLoss.toFixed(3)} lr ${trainer.learningRate.toExponential(2)} ${Math.round(tokens / secs)} tok/s ${(secs / 60).toFixed(1)} min`);
+    console.log(
+      `step ${step}/${steps} loss ${emaLoss.toFixed(3)} lr ${trainer.learningRate.toExponential(2)} ${Math.round(tokens / secs)} tok/s ${(secs / 60).toFixed(1)} min`,
+    );
   }
   if ((step + 1) % Number(values['save-every']) === 0 && step + 1 < steps) save(step + 1);
 }

@@ -19,6 +19,14 @@ if (!vsix) {
     process.exit(1);
   }
 }
-const walk = [join(repo, 'test/vscode/walkthrough.mjs'), '--vsix', vsix, '--out', resolve(args.out ?? join(repo, 'docs/screenshots')), ...(args.keep ? ['--keep'] : []), ...(args.verbose ? ['--verbose'] : [])];
+const walk = [
+  join(repo, 'test/vscode/walkthrough.mjs'),
+  '--vsix',
+  vsix,
+  '--out',
+  resolve(args.out ?? join(repo, 'docs/screenshots')),
+  ...(args.keep ? ['--keep'] : []),
+  ...(args.verbose ? ['--verbose'] : []),
+];
 const r = spawnSync(process.execPath, ['--import', 'tsx', ...walk], { cwd: repo, stdio: 'inherit' });
 process.exit(r.status ?? 1);

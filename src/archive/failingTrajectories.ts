@@ -58,10 +58,27 @@ export function failingCandidates(entries: readonly JournalEntry[]): FailingCand
     if (!keyHash || str(e.version) !== version) continue;
     if (e.type === 'candidate_scored') {
       const treeHash = str(e.treeHash);
-      if (treeHash) latest.set(`search/${treeHash}`, { treeHash, policyVersion: version, keyHash, source: 'search', phase: num(e.phase) ?? -1, round: num(e.round), mean: num(e.mean) ?? 0 });
+      if (treeHash)
+        latest.set(`search/${treeHash}`, {
+          treeHash,
+          policyVersion: version,
+          keyHash,
+          source: 'search',
+          phase: num(e.phase) ?? -1,
+          round: num(e.round),
+          mean: num(e.mean) ?? 0,
+        });
     } else if (e.type === 'validation') {
       const treeHash = str(e.harness);
-      if (treeHash) latest.set(`validation/${treeHash}`, { treeHash, policyVersion: version, keyHash, source: 'validation', phase: num(e.phase) ?? -1, mean: num(e.mean) ?? 0 });
+      if (treeHash)
+        latest.set(`validation/${treeHash}`, {
+          treeHash,
+          policyVersion: version,
+          keyHash,
+          source: 'validation',
+          phase: num(e.phase) ?? -1,
+          mean: num(e.mean) ?? 0,
+        });
     }
   }
   return [...latest.values()].sort((a, b) => b.mean - a.mean || a.treeHash.localeCompare(b.treeHash) || a.source.localeCompare(b.source));

@@ -144,7 +144,11 @@ export function acquireLock(dir: string, what: string, opts: LockOptions = {}): 
 }
 
 /** Waits for the lock (polling), where the second writer should wait rather than be refused; past `timeoutMs` the refusal is thrown. */
-export async function waitForLock(dir: string, what: string, opts: LockOptions & { signal?: AbortSignal; pollMs?: number; timeoutMs?: number } = {}): Promise<HeldLock> {
+export async function waitForLock(
+  dir: string,
+  what: string,
+  opts: LockOptions & { signal?: AbortSignal; pollMs?: number; timeoutMs?: number } = {},
+): Promise<HeldLock> {
   const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
   for (;;) {
     try {
@@ -158,20 +162,30 @@ export async function waitForLock(dir: string, what: string, opts: LockOptions &
 }
 
 function own(dir: string, staleMs: number, purpose: string | undefined): HeldLock {
-  const holder: LockHolder = { host: hostname(), pid: process.pid, since: new Date().toISOString(), ...(purpose ? { purpose } : {}), node: thisNode(), token: randomBytes(8).toString('hex') };
+  const holder: LockHolder = {
+    host: hostname(),
+    pid: process.pid,
+    since: new Date().toISOString(),
+    ...(purpose ? { purpose } : {}),
+    node: thisNode(),
+    token: randomBytes(8).toString('hex'),
+  };
   const file = join(dir, OWNER);
   const fd = openSync(file, 'w');
   writeSync(fd, JSON.stringify(holder));
   fsyncSync(fd);
   closeSync(fd);
-  const beat = setInterval(() => {
-    try {
-      const now = new Date();
-      utimesSync(file, now, now);
-    } catch {
-      // taken over after we stalled, or the store went away: the next write will say so
-    }
-  }, Math.max(50, Math.floor(staleMs / 4)));
+  const beat = setInterval(
+    () => {
+      try {
+        const now = new Date();
+        utimesSync(file, now, now);
+      } catch {
+        // taken over after we stalled, or the store went away: the next write will say so
+      }
+    },
+    Math.max(50, Math.floor(staleMs / 4)),
+  );
   beat.unref();
   HEARTBEATS.set(dir, beat);
   let released = false;

@@ -135,7 +135,11 @@ function gitEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   };
 }
 
-function runGit(gitDir: string, args: string[], opts: { input?: string | Buffer; env?: Record<string, string>; allowFail?: boolean; cwd?: string } = {}): Promise<GitResult> {
+function runGit(
+  gitDir: string,
+  args: string[],
+  opts: { input?: string | Buffer; env?: Record<string, string>; allowFail?: boolean; cwd?: string } = {},
+): Promise<GitResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn('git', ['--git-dir', gitDir, ...args], { env: gitEnv(opts.env), cwd: opts.cwd ?? gitDir, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -316,7 +320,8 @@ export class HarnessArchive {
       }
       const treeHash = await this.writeTree(dir);
       const expected = gitTreeHash(dir);
-      if (treeHash !== expected) throw new ArchiveError(`git wrote tree ${treeHash} for ${dir}, but its tree hash is ${expected} (did the folder change while it was archived?)`);
+      if (treeHash !== expected)
+        throw new ArchiveError(`git wrote tree ${treeHash} for ${dir}, but its tree hash is ${expected} (did the folder change while it was archived?)`);
       const addedAt = new Date().toISOString();
       const meta: CandidateMeta = { ...(opts.meta ?? {}), addedAt };
       const existing = await this.commitOf(treeHash);
@@ -379,8 +384,14 @@ export class HarnessArchive {
   private async describe(commits: string[]): Promise<ArchivedCandidate[]> {
     if (commits.length === 0) return [];
     // One git call: commit, tree, parent commits, raw body, note (NUL-separated fields, RS between records).
-    const raw = await this.git(['log', '--no-walk=unsorted', '--stdin', `--notes=${NOTES_REF}`, '--format=%H%x00%T%x00%P%x00%B%x00%N%x1e'], { input: commits.join('\n') + '\n' });
-    const records = raw.stdout.toString('utf8').split('\x1e').map((r) => r.replace(/^\n/, '')).filter((r) => r.trim() !== '');
+    const raw = await this.git(['log', '--no-walk=unsorted', '--stdin', `--notes=${NOTES_REF}`, '--format=%H%x00%T%x00%P%x00%B%x00%N%x1e'], {
+      input: commits.join('\n') + '\n',
+    });
+    const records = raw.stdout
+      .toString('utf8')
+      .split('\x1e')
+      .map((r) => r.replace(/^\n/, ''))
+      .filter((r) => r.trim() !== '');
     const rows = records.map((r) => {
       const [commit, tree, parents, body, note] = r.split('\0');
       return { commit, tree, parentCommits: parents.trim() ? parents.trim().split(' ') : [], body, note: note ?? '' };

@@ -37,7 +37,13 @@ const TAIL = 4096;
 
 const STRING = '"((?:[^"\\\\]|\\\\.)*)"';
 const field = (name: string) => new RegExp(`"${name}":${STRING}`);
-const RE = { id: /^\{"id":"((?:[^"\\]|\\.)*)"/, taskId: field('taskId'), harnessHash: field('harnessHash'), policyVersion: field('policyVersion'), sampleIndex: /"sampleIndex":(\d+)/ };
+const RE = {
+  id: /^\{"id":"((?:[^"\\]|\\.)*)"/,
+  taskId: field('taskId'),
+  harnessHash: field('harnessHash'),
+  policyVersion: field('policyVersion'),
+  sampleIndex: /"sampleIndex":(\d+)/,
+};
 const TAIL_RE = { termination: field('termination'), pass: /"verdict":\{"pass":(true|false)/ };
 
 function unquote(raw: string | undefined): string | undefined {

@@ -35,6 +35,9 @@ export function projectSecret(storeDir: string): string {
   } catch (e) {
     throw new WhaleError(`cannot read the project secret ${file}: ${(e as Error).message}`);
   }
-  if (secret.length < 32) throw new WhaleError(`the project secret ${file} is empty or too short; restore it from a backup (tasks and cached results depend on it) or delete it to start with new tasks`);
+  if (secret.length < 32)
+    throw new WhaleError(
+      `the project secret ${file} is empty or too short; restore it from a backup (tasks and cached results depend on it) or delete it to start with new tasks`,
+    );
   return secret;
 }

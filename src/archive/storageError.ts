@@ -38,7 +38,11 @@ export function isStorageFault(e: unknown): e is NodeJS.ErrnoException {
 export function storageError(e: NodeJS.ErrnoException, file: string, action: string): StorageError {
   const code = e.code ?? 'EIO';
   const where = e.path && e.path !== file ? `${file} (at ${e.path})` : file;
-  return new StorageError(file, code, `storage error: cannot ${action} ${where}: ${FAULTS[code] ?? code} (${code}). Nothing already stored is lost; fix it and run the same command again to resume.`);
+  return new StorageError(
+    file,
+    code,
+    `storage error: cannot ${action} ${where}: ${FAULTS[code] ?? code} (${code}). Nothing already stored is lost; fix it and run the same command again to resume.`,
+  );
 }
 
 /** Runs a storage operation; a file-system fault becomes a StorageError naming `file`. */

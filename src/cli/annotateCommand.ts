@@ -23,7 +23,9 @@ export async function run(values: Values, positionals: string[]): Promise<number
   if (values.list) {
     const notes = readAnnotations(runDir);
     if (values.json) console.log(JSON.stringify(notes, null, 2));
-    else for (const n of notes) console.log(`${n.id}  ${n.taskId ?? '-'}  ${n.turn !== undefined ? `turn ${n.turn + 1}` : 'whole'}  ${n.author ?? ''}  ${n.text.split('\n')[0]}`);
+    else
+      for (const n of notes)
+        console.log(`${n.id}  ${n.taskId ?? '-'}  ${n.turn !== undefined ? `turn ${n.turn + 1}` : 'whole'}  ${n.author ?? ''}  ${n.text.split('\n')[0]}`);
     return 0;
   }
   if (typeof values.delete === 'string') {
@@ -34,7 +36,11 @@ export async function run(values: Values, positionals: string[]): Promise<number
 
   const text = positionals.join(' ').trim();
   if (!text) throw flag('TEXT', 'write the note after the options');
-  if (typeof values.key !== 'string' || typeof values.trajectory !== 'string') throw flag('--key/--trajectory', 'name the trajectory: --key <evaluation key hash> --trajectory <id> (both are in the transcript and in trajectories.jsonl)');
+  if (typeof values.key !== 'string' || typeof values.trajectory !== 'string')
+    throw flag(
+      '--key/--trajectory',
+      'name the trajectory: --key <evaluation key hash> --trajectory <id> (both are in the transcript and in trajectories.jsonl)',
+    );
   const file = new ResultStore(storeDir).trajectoriesFile(values.key);
   if (!existsSync(file)) throw flag('--key', `no evaluation ${values.key} in ${storeDir}`);
   const index = await indexJsonl(file);
@@ -42,8 +48,17 @@ export async function run(values: Values, positionals: string[]): Promise<number
   if (line < 0) throw flag('--trajectory', `no trajectory '${values.trajectory}' in ${file}`);
   const t = readTrajectoryAt(index, line);
   const turnNo = intFlag(values, 'turn');
-  if (turnNo !== undefined && (turnNo < 1 || turnNo > t.modelCalls.length)) throw flag('--turn', `turns are numbered 1..${t.modelCalls.length} in this trajectory, got ${turnNo}`);
-  const note = addAnnotation(runDir, { text, harnessHash: t.harnessHash, taskId: t.taskId, trajectoryId: t.id, keyHash: values.key, ...(turnNo !== undefined ? { turn: turnNo - 1 } : {}), author: typeof values.author === 'string' ? values.author : (process.env.USER ?? 'cli') });
+  if (turnNo !== undefined && (turnNo < 1 || turnNo > t.modelCalls.length))
+    throw flag('--turn', `turns are numbered 1..${t.modelCalls.length} in this trajectory, got ${turnNo}`);
+  const note = addAnnotation(runDir, {
+    text,
+    harnessHash: t.harnessHash,
+    taskId: t.taskId,
+    trajectoryId: t.id,
+    keyHash: values.key,
+    ...(turnNo !== undefined ? { turn: turnNo - 1 } : {}),
+    author: typeof values.author === 'string' ? values.author : (process.env.USER ?? 'cli'),
+  });
   console.log(note.id);
   return 0;
 }

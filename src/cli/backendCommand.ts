@@ -21,7 +21,8 @@ import { resourcesDir } from '../core/resources.js';
 import type { Values } from './command.js';
 import { intFlag, resolveProject } from './project.js';
 
-const flag = (values: Record<string, string | boolean | undefined>, name: string): string | undefined => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+const flag = (values: Record<string, string | boolean | undefined>, name: string): string | undefined =>
+  typeof values[name] === 'string' ? (values[name] as string) : undefined;
 
 function need(values: Record<string, string | boolean | undefined>, name: string, why: string): string {
   const v = flag(values, name);
@@ -47,12 +48,28 @@ export async function run(values: Values, positionals: string[]): Promise<number
   const client = new RayJobsClient(ray);
   if (sub === 'launch') {
     const name = (flag(values, 'template') ?? 'embedded') as TemplateName;
-    if (!TEMPLATES.includes(name)) throw new InputError({ file: '(command line)', field: '--template' }, `unknown template '${name}' (known: ${TEMPLATES.join(', ')})`);
+    if (!TEMPLATES.includes(name))
+      throw new InputError({ file: '(command line)', field: '--template' }, `unknown template '${name}' (known: ${TEMPLATES.join(', ')})`);
     const port = intFlag(values, 'port') ?? 8000;
     const nodeModules = flag(values, 'node-modules');
-    const t = launchTemplate(name, { port, projectDir: resolve(resourcesDir(), '..'), nodeModules: nodeModules ? resolve(nodeModules) : undefined, model: flag(values, 'model'), gpus: intFlag(values, 'gpus') });
+    const t = launchTemplate(name, {
+      port,
+      projectDir: resolve(resourcesDir(), '..'),
+      nodeModules: nodeModules ? resolve(nodeModules) : undefined,
+      model: flag(values, 'model'),
+      gpus: intFlag(values, 'gpus'),
+    });
     const submissionId = `whale-${name}-${Date.now().toString(36)}`;
-    const { workingDirUri } = await client.submit({ entrypoint: t.entrypoint, submissionId, workingDir: t.workingDir, exclude: t.exclude, envVars: t.envVars, numCpus: t.numCpus, numGpus: t.numGpus, metadata: { template: name } });
+    const { workingDirUri } = await client.submit({
+      entrypoint: t.entrypoint,
+      submissionId,
+      workingDir: t.workingDir,
+      exclude: t.exclude,
+      envVars: t.envVars,
+      numCpus: t.numCpus,
+      numGpus: t.numGpus,
+      metadata: { template: name },
+    });
     console.error(`whale backend: submitted Ray job ${submissionId}${workingDirUri ? ` (working_dir ${workingDirUri})` : ''}`);
     if (values.detach) {
       console.log(JSON.stringify({ job: submissionId }));
@@ -87,10 +104,25 @@ export async function run(values: Values, positionals: string[]): Promise<number
  */
 async function connect(values: Record<string, string | boolean | undefined>, url: string | undefined): Promise<number> {
   const kind = (flag(values, 'kind') ?? (url ? 'openai-compatible' : 'embedded')) as ConnectKind;
-  if (!CONNECT_KINDS.includes(kind)) throw new InputError({ file: '(command line)', field: '--kind' }, `unknown kind '${kind}' (known: ${CONNECT_KINDS.join(', ')})`);
+  if (!CONNECT_KINDS.includes(kind))
+    throw new InputError({ file: '(command line)', field: '--kind' }, `unknown kind '${kind}' (known: ${CONNECT_KINDS.join(', ')})`);
   const apiKeyEnv = flag(values, 'api-key-env');
-  if (apiKeyEnv && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(apiKeyEnv)) throw new InputError({ file: '(command line)', field: '--api-key-env' }, `'${apiKeyEnv}' is not an environment variable name (give the NAME of the variable that holds the key, never the key)`);
-  const r = await connectBackend({ kind, url, model: flag(values, 'model'), trainerUrl: flag(values, 'trainer'), adapterDir: flag(values, 'adapter-dir'), baseModel: flag(values, 'base-model'), tokenizer: flag(values, 'tokenizer'), apiKeyEnv, loraRank: intFlag(values, 'lora-rank') });
+  if (apiKeyEnv && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(apiKeyEnv))
+    throw new InputError(
+      { file: '(command line)', field: '--api-key-env' },
+      `'${apiKeyEnv}' is not an environment variable name (give the NAME of the variable that holds the key, never the key)`,
+    );
+  const r = await connectBackend({
+    kind,
+    url,
+    model: flag(values, 'model'),
+    trainerUrl: flag(values, 'trainer'),
+    adapterDir: flag(values, 'adapter-dir'),
+    baseModel: flag(values, 'base-model'),
+    tokenizer: flag(values, 'tokenizer'),
+    apiKeyEnv,
+    loraRank: intFlag(values, 'lora-rank'),
+  });
   for (const line of r.detected.lines) console.error(`whale backend connect: ${line}`);
   const configFile = resolve(flag(values, 'config') ?? 'whale.config.json');
   if (!values['dry-run']) {

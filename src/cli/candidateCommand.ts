@@ -17,7 +17,13 @@ export async function run(values: Values, positionals: string[]): Promise<number
     return 0;
   }
   if (action !== 'submit' || !dir) throw new InputError({ file: '(command line)' }, `usage: ${USAGE}`);
-  const parents = typeof values.parents === 'string' ? values.parents.split(',').map((s) => s.trim()).filter(Boolean) : [];
+  const parents =
+    typeof values.parents === 'string'
+      ? values.parents
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [];
   const s = await submitCandidate(archive, dir, { parents, message: typeof values.message === 'string' ? values.message : '' });
   if (values.json) console.log(JSON.stringify(s));
   else console.log(`submitted ${s.treeHash}${s.created ? '' : ' (already in the archive)'}: the next harness phase validates and scores it`);

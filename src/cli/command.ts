@@ -38,13 +38,14 @@ export interface CommandSpec {
 /** The parseArgs configuration for a command's options (our display-only fields dropped). */
 export function parseArgsOptions(options: Options): NonNullable<ParseArgsConfig['options']> {
   const out: NonNullable<ParseArgsConfig['options']> = {};
-  for (const [name, o] of Object.entries(options)) out[name] = { type: o.type, ...(o.multiple ? { multiple: true } : {}), ...(o.short ? { short: o.short } : {}) };
+  for (const [name, o] of Object.entries(options))
+    out[name] = { type: o.type, ...(o.multiple ? { multiple: true } : {}), ...(o.short ? { short: o.short } : {}) };
   return out;
 }
 
 export const flag = {
   config: { type: 'string', arg: 'FILE', help: 'the project config', default: '$WHALE_CONFIG, else the nearest whale.config.json in this folder or a parent' },
-  store: { type: 'string', arg: 'DIR', help: "the run store (without a config: a store by itself)", default: "the config's store (.whale)" },
+  store: { type: 'string', arg: 'DIR', help: 'the run store (without a config: a store by itself)', default: "the config's store (.whale)" },
   json: { type: 'boolean', help: 'print the result as JSON on stdout (logs stay on stderr)' },
   run: { type: 'string', arg: 'ID', help: 'the run to act on', default: 'the current run' },
 } as const satisfies Options;

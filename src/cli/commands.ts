@@ -27,7 +27,13 @@ export const COMMANDS: Record<string, CommandSpec> = {
     args: '[DIR]',
     options: {
       domain: { type: 'string', arg: 'ID', help: 'the domain (see `whale domains`)', default: 'kbqa' },
-      template: { type: 'string', arg: 'NAME', choices: TEMPLATES, help: 'project size: standard (minutes per phase) or tiny (a first look)', default: 'standard' },
+      template: {
+        type: 'string',
+        arg: 'NAME',
+        choices: TEMPLATES,
+        help: 'project size: standard (minutes per phase) or tiny (a first look)',
+        default: 'standard',
+      },
       name: { type: 'string', arg: 'NAME', help: 'the project name in the config', default: '<domain>-agent' },
       force: { type: 'boolean', help: 'overwrite an existing whale.config.json' },
     },
@@ -35,7 +41,11 @@ export const COMMANDS: Record<string, CommandSpec> = {
   },
   run: {
     summary: 'run WHALE (or a baseline: --method) to the end of its schedule or budget; --resume continues the current run',
-    options: { ...projectOptions, resume: { type: 'boolean', help: 'continue the current run instead of starting one' }, run: { type: 'string', arg: 'ID', help: 'continue this run', default: 'a new run' } },
+    options: {
+      ...projectOptions,
+      resume: { type: 'boolean', help: 'continue the current run instead of starting one' },
+      run: { type: 'string', arg: 'ID', help: 'continue this run', default: 'a new run' },
+    },
     load: () => import('./runCommands.js').then((m) => m.runRun),
   },
   step: {
@@ -50,7 +60,13 @@ export const COMMANDS: Record<string, CommandSpec> = {
   },
   status: {
     summary: 'state of the current run (or --run ID, or --all): phase, policy, harness, best pair, ledger',
-    options: { config: flag.config, store: flag.store, run: flag.run, all: { type: 'boolean', help: 'every run in the store' }, json: { type: 'boolean', help: 'print the states as a JSON array on stdout ([] when there are no runs)' } },
+    options: {
+      config: flag.config,
+      store: flag.store,
+      run: flag.run,
+      all: { type: 'boolean', help: 'every run in the store' },
+      json: { type: 'boolean', help: 'print the states as a JSON array on stdout ([] when there are no runs)' },
+    },
     load: () => import('./runCommands.js').then((m) => m.runStatus),
   },
   report: {
@@ -93,7 +109,12 @@ export const COMMANDS: Record<string, CommandSpec> = {
       port: { type: 'string', arg: 'PORT', help: 'TCP port', default: '8000' },
       host: { type: 'string', arg: 'HOST', help: 'the address to listen on', default: '127.0.0.1' },
       store: { type: 'string', arg: 'DIR', help: 'where saved policy versions live', default: '.whale' },
-      'export-dir': { type: 'string', arg: 'DIR', help: 'also write each saved version to DIR/<version>/ (a sampler server loads it with /v1/load_lora_adapter)', default: 'none' },
+      'export-dir': {
+        type: 'string',
+        arg: 'DIR',
+        help: 'also write each saved version to DIR/<version>/ (a sampler server loads it with /v1/load_lora_adapter)',
+        default: 'none',
+      },
     },
     load: () => import('./serveCommand.js').then((m) => m.run),
   },
@@ -132,12 +153,16 @@ export const COMMANDS: Record<string, CommandSpec> = {
   annotate: {
     summary: "add, list or delete notes on a run's trajectories (the proposer reads them)",
     args: '[TEXT...]',
-    forms: ['whale annotate --key HASH --trajectory ID [--turn N] [--author NAME] TEXT...', 'whale annotate --list [--json]', 'whale annotate --delete NOTE_ID'],
+    forms: [
+      'whale annotate --key HASH --trajectory ID [--turn N] [--author NAME] TEXT...',
+      'whale annotate --list [--json]',
+      'whale annotate --delete NOTE_ID',
+    ],
     options: {
       config: flag.config,
       store: flag.store,
       run: flag.run,
-      key: { type: 'string', arg: 'HASH', help: "the evaluation key of the trajectory (in the transcript and trajectories.jsonl)" },
+      key: { type: 'string', arg: 'HASH', help: 'the evaluation key of the trajectory (in the transcript and trajectories.jsonl)' },
       trajectory: { type: 'string', arg: 'ID', help: 'the trajectory the note is on' },
       turn: { type: 'string', arg: 'N', help: 'the turn (1-based) the note is on', default: 'the whole trajectory' },
       author: { type: 'string', arg: 'NAME', help: 'who wrote the note', default: '$USER' },
@@ -167,13 +192,24 @@ export const COMMANDS: Record<string, CommandSpec> = {
       'node-modules': { type: 'string', arg: 'DIR', help: 'launch: a node_modules folder to ship with the job', default: 'installed on the cluster' },
       job: { type: 'string', arg: 'ID', help: 'status/logs/stop: the Ray submission id (printed by launch)' },
       detach: { type: 'boolean', help: 'launch: return once submitted instead of waiting until ready' },
-      kind: { type: 'string', arg: 'KIND', choices: CONNECT_KIND_CHOICES, help: 'connect: the backend kind', default: 'openai-compatible with a URL, else embedded' },
+      kind: {
+        type: 'string',
+        arg: 'KIND',
+        choices: CONNECT_KIND_CHOICES,
+        help: 'connect: the backend kind',
+        default: 'openai-compatible with a URL, else embedded',
+      },
       trainer: { type: 'string', arg: 'URL', help: 'connect (split): the Tinker trainer URL' },
       'adapter-dir': { type: 'string', arg: 'DIR', help: 'connect (split): where LoRA adapters are published' },
       'base-model': { type: 'string', arg: 'NAME', help: 'connect: the base model to train', default: 'detected' },
       tokenizer: { type: 'string', arg: 'NAME', help: 'connect: the tokenizer', default: 'detected' },
       'api-key-env': { type: 'string', arg: 'NAME', help: 'connect: the NAME of the environment variable holding the API key (never the key)' },
-      'lora-rank': { type: 'string', arg: 'R', help: 'connect: the LoRA rank training will use; checked against the server (SkyRL: its max_lora_rank)', default: '32' },
+      'lora-rank': {
+        type: 'string',
+        arg: 'R',
+        help: 'connect: the LoRA rank training will use; checked against the server (SkyRL: its max_lora_rank)',
+        default: '32',
+      },
       'dry-run': { type: 'boolean', help: 'connect: probe and print, do not write the config' },
     },
     load: () => import('./backendCommand.js').then((m) => m.run),
@@ -205,7 +241,12 @@ export const COMMANDS: Record<string, CommandSpec> = {
     options: {
       dir: { type: 'string', arg: 'DIR', help: 'where the files go', default: 'data/<domain>' },
       what: { type: 'string', arg: 'PART,…', help: 'searchqa: which parts (data, corpus, index)', default: 'data' },
-      endpoint: { type: 'string', arg: 'URL', help: 'a Hugging Face mirror or any server laid out like the hub', default: '$HF_ENDPOINT, else https://huggingface.co' },
+      endpoint: {
+        type: 'string',
+        arg: 'URL',
+        help: 'a Hugging Face mirror or any server laid out like the hub',
+        default: '$HF_ENDPOINT, else https://huggingface.co',
+      },
       url: { type: 'string', arg: 'URL', help: 'chess: where the Lichess puzzle database (.csv.zst) is read from', default: 'database.lichess.org' },
       'max-rows': { type: 'string', arg: 'N', help: 'chess: keep only the first N puzzles', default: 'all' },
     },

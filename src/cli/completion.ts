@@ -16,7 +16,9 @@ function bash(): string {
     '  local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" opts="" files=0',
     '  COMPREPLY=()',
     '  if [ "$COMP_CWORD" -eq 1 ]; then',
-    `    COMPREPLY=($(compgen -W "${entries().map(([n]) => n).join(' ')} --help --version" -- "$cur")); return 0`,
+    `    COMPREPLY=($(compgen -W "${entries()
+      .map(([n]) => n)
+      .join(' ')} --help --version" -- "$cur")); return 0`,
     '  fi',
     '  case "${COMP_WORDS[1]}" in',
   ];
@@ -47,7 +49,9 @@ function zsh(): string {
     '# whale completion for zsh: eval "$(whale completion zsh)" (after compinit), or save it as _whale on $fpath',
     '_whale() {',
     '  local -a commands',
-    `  commands=(${entries().map(([n, c]) => `'${n}:${zq(c.summary)}'`).join(' ')})`,
+    `  commands=(${entries()
+      .map(([n, c]) => `'${n}:${zq(c.summary)}'`)
+      .join(' ')})`,
     "  if (( CURRENT == 2 )); then _describe -t commands 'whale command' commands; _arguments '--help[show help]' '--version[print the version]'; return; fi",
     '  local cmd=$words[2]',
     '  shift words; (( CURRENT-- ))',
@@ -71,9 +75,14 @@ function zsh(): string {
 const fq = (s: string) => `'${s.replace(/[\\']/g, (m) => `\\${m}`)}'`;
 
 function fish(): string {
-  const names = entries().map(([n]) => n).join(' ');
+  const names = entries()
+    .map(([n]) => n)
+    .join(' ');
   const lines = ['# whale completion for fish: whale completion fish | source (or save it as ~/.config/fish/completions/whale.fish)', 'complete -c whale -f'];
-  lines.push(`complete -c whale -n 'not __fish_seen_subcommand_from ${names}' -l help -s h -d 'show help'`, `complete -c whale -n 'not __fish_seen_subcommand_from ${names}' -l version -s V -d 'print the version'`);
+  lines.push(
+    `complete -c whale -n 'not __fish_seen_subcommand_from ${names}' -l help -s h -d 'show help'`,
+    `complete -c whale -n 'not __fish_seen_subcommand_from ${names}' -l version -s V -d 'print the version'`,
+  );
   for (const [name, c] of entries()) {
     lines.push(`complete -c whale -n 'not __fish_seen_subcommand_from ${names}' -a ${name} -d ${fq(c.summary)}`);
     const when = `-n '__fish_seen_subcommand_from ${name}'`;
@@ -88,7 +97,8 @@ function fish(): string {
 
 export async function run(_values: Values, positionals: string[]): Promise<number> {
   const shell = positionals[0];
-  if (!shell || !(SHELLS as readonly string[]).includes(shell)) throw new InputError({ file: '(command line)', field: 'SHELL' }, `name the shell: whale completion ${SHELLS.join('|')}`);
+  if (!shell || !(SHELLS as readonly string[]).includes(shell))
+    throw new InputError({ file: '(command line)', field: 'SHELL' }, `name the shell: whale completion ${SHELLS.join('|')}`);
   process.stdout.write(shell === 'bash' ? bash() : shell === 'zsh' ? zsh() : fish());
   return 0;
 }

@@ -15,7 +15,6 @@ type Template = (typeof TEMPLATES)[number];
 import type { Values } from './command.js';
 import { intFlag, resolveProject } from './project.js';
 
-
 /** An answer no verifier should accept. */
 export const WRONG_ANSWER = 'whale domain check: deliberately wrong';
 
@@ -46,12 +45,26 @@ function refFor(name: string, root: string): DomainRef {
     if (inFolder) return DomainRefSchema.parse(inFolder.module ? { module: inFolder.module } : { data: inFolder.data });
     if (existsSync(p) && statSync(p).isFile()) return DomainRefSchema.parse(extname(p) === '.json' ? { data: p } : { module: p });
   }
-  throw new InputError({ file: '(command line)', field: 'NAME' }, `no domain '${name}': not a built-in (${listDomains().map((d) => d.id).join(', ')}), not a folder under ${join(root, 'domains')}, not a file`);
+  throw new InputError(
+    { file: '(command line)', field: 'NAME' },
+    `no domain '${name}': not a built-in (${listDomains()
+      .map((d) => d.id)
+      .join(', ')}), not a folder under ${join(root, 'domains')}, not a file`,
+  );
 }
 
 /** A rollout whose model wrote `answer` and whose harness returned it. */
 function scriptedRollout(task: Task, answer: string): RolloutRecord {
-  const call: ModelCall = { index: 0, policyVersion: 'check', messages: [{ role: 'user', content: task.public.question }], params: {}, completion: answer, finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 }, latencyMs: 0 };
+  const call: ModelCall = {
+    index: 0,
+    policyVersion: 'check',
+    messages: [{ role: 'user', content: task.public.question }],
+    params: {},
+    completion: answer,
+    finishReason: 'stop',
+    usage: { promptTokens: 0, completionTokens: 0 },
+    latencyMs: 0,
+  };
   return { finalAnswer: answer, modelCalls: [call], events: [] };
 }
 
@@ -70,12 +83,14 @@ async function judge(domain: ProjectDomain, task: Task, answer: string): Promise
 async function mapLimit<T, R>(items: T[], n: number, f: (t: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await f(items[i]);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(n, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await f(items[i]);
+      }
+    }),
+  );
   return out;
 }
 
@@ -97,7 +112,9 @@ async function check(values: Values, name: string | undefined): Promise<number> 
   const domain = await loadProjectDomain(ref, { baseDir: root, trusted: true, cacheDir: join(storeDir, 'cache'), ...(configFile ? { configFile } : {}) });
   try {
     console.log(`domain ${domain.id} — ${domain.title}`);
-    console.log(`  ${SPLITS.map((s) => `${s} ${domain.tasks(s).length}`).join(', ')} tasks; tools: ${domain.tools.map((t) => t.name).join(', ') || 'none'}; h0: ${domain.h0Dir}`);
+    console.log(
+      `  ${SPLITS.map((s) => `${s} ${domain.tasks(s).length}`).join(', ')} tasks; tools: ${domain.tools.map((t) => t.name).join(', ') || 'none'}; h0: ${domain.h0Dir}`,
+    );
     for (const s of SPLITS) for (const t of domain.tasks(s).slice(0, 2)) console.log(`  [${s}] ${t.id}: ${clip(t.public.question, 100)}`);
     const tasks = SPLITS.flatMap((s) => domain.tasks(s).slice(0, perSplit));
     if (tasks.length === 0) throw new WhaleError(`domain ${domain.id} has no tasks`);
@@ -109,15 +126,22 @@ async function check(values: Values, name: string | undefined): Promise<number> 
     const failing = right.filter((r) => !r.pass);
     const lenient = wrong.filter((r) => r.pass);
     const pct = (a: number, b: number) => (b === 0 ? 0 : (100 * a) / b).toFixed(1);
-    console.log(`gold answers: ${right.length - failing.length}/${right.length} pass (${pct(right.length - failing.length, right.length)}%) on the first ${perSplit} tasks of each split`);
+    console.log(
+      `gold answers: ${right.length - failing.length}/${right.length} pass (${pct(right.length - failing.length, right.length)}%) on the first ${perSplit} tasks of each split`,
+    );
     for (const f of failing.slice(0, 20)) console.log(`  FAIL ${f.id}: gold ${JSON.stringify(clip(f.gold, 60))} → ${clip(f.why, 160)}`);
     console.log(`a wrong answer (${JSON.stringify(WRONG_ANSWER)}): ${lenient.length}/${wrong.length} pass (must be 0)`);
     for (const f of lenient.slice(0, 20)) console.log(`  ACCEPTED ${f.id}: ${clip(f.why, 160)}`);
-    if (missing.length) console.log(`no gold answer for ${missing.length} task(s) (${missing.slice(0, 10).join(', ')}${missing.length > 10 ? ', …' : ''}): give the definition gold(task), or private.answer`);
+    if (missing.length)
+      console.log(
+        `no gold answer for ${missing.length} task(s) (${missing.slice(0, 10).join(', ')}${missing.length > 10 ? ', …' : ''}): give the definition gold(task), or private.answer`,
+      );
     const ok = failing.length === 0 && lenient.length === 0 && right.length > 0;
     if (!ok) {
       const ids = [...failing, ...lenient].map((f) => f.id);
-      console.error(`domain check failed${ids.length ? `: ${ids.slice(0, 20).join(', ')}${ids.length > 20 ? ` and ${ids.length - 20} more` : ''}` : ': no task has a gold answer'}`);
+      console.error(
+        `domain check failed${ids.length ? `: ${ids.slice(0, 20).join(', ')}${ids.length > 20 ? ` and ${ids.length - 20} more` : ''}` : ': no task has a gold answer'}`,
+      );
       return 1;
     }
     console.log('domain check passed');
@@ -150,10 +174,14 @@ async function create(values: Values, name: string | undefined): Promise<number>
       await finishProject(root, join(root, s.harness));
       console.log(`${basename(configFile)} now uses it (domain and harness)`);
     } else {
-      console.log(`to use it, set in ${configFile}:\n  "domain": ${JSON.stringify(s.domain)},\n  "harness": ${JSON.stringify(s.harness)}\n(or run again with --use)`);
+      console.log(
+        `to use it, set in ${configFile}:\n  "domain": ${JSON.stringify(s.domain)},\n  "harness": ${JSON.stringify(s.harness)}\n(or run again with --use)`,
+      );
     }
   }
-  console.log(`next: \`whale domain check${hasConfig && !values.use ? ` ${name}` : ''}\` runs its verifier on the gold answers; edit ${join(dirname(s.dir), name)} to make it yours`);
+  console.log(
+    `next: \`whale domain check${hasConfig && !values.use ? ` ${name}` : ''}\` runs its verifier on the gold answers; edit ${join(dirname(s.dir), name)} to make it yours`,
+  );
   return 0;
 }
 

@@ -16,12 +16,21 @@ export async function run(values: Values): Promise<number> {
   const project = resolveProject(values, { harness: domainH0Dir });
   const { config } = project;
   // The CLI runs in the user's own terminal: a trusted place for the domain's code.
-  const domain = await loadProjectDomain(config.domain, { baseDir: project.root, trusted: true, secret: projectSecret(project.storeDir), cacheDir: join(project.storeDir, 'cache'), ...(project.configFile ? { configFile: project.configFile } : {}) });
+  const domain = await loadProjectDomain(config.domain, {
+    baseDir: project.root,
+    trusted: true,
+    secret: projectSecret(project.storeDir),
+    cacheDir: join(project.storeDir, 'cache'),
+    ...(project.configFile ? { configFile: project.configFile } : {}),
+  });
   const harnessDir = typeof values.harness === 'string' ? resolve(values.harness) : config.harness;
   const split = (typeof values.split === 'string' ? values.split : config.evaluation.split) as Split;
   if (!SPLITS.includes(split)) throw new InputError({ file: '(command line)', field: '--split' }, `must be one of ${SPLITS.join(', ')}`);
   if (split === 'test' && !process.env.WHALE_UNSEAL_TEST) {
-    throw new InputError({ file: '(command line)', field: '--split' }, 'the test split is sealed: it is evaluated only for reports (set WHALE_UNSEAL_TEST=1 to evaluate it by hand)');
+    throw new InputError(
+      { file: '(command line)', field: '--split' },
+      'the test split is sealed: it is evaluated only for reports (set WHALE_UNSEAL_TEST=1 to evaluate it by hand)',
+    );
   }
   const k = intFlag(values, 'k') ?? config.evaluation.k;
   const seed = intFlag(values, 'seed') ?? config.evaluation.seed;
@@ -49,7 +58,10 @@ export async function run(values: Values): Promise<number> {
       concurrency,
       limit,
       onProgress: (d, t) => progress.update(d, t),
-      onInfra: (i) => console.error(`infrastructure failure (${i.source}) on ${i.taskId}#${i.sampleIndex}, attempt ${i.attempt}: ${i.message}${i.willRetry ? ' — not scored, retrying' : ''}`),
+      onInfra: (i) =>
+        console.error(
+          `infrastructure failure (${i.source}) on ${i.taskId}#${i.sampleIndex}, attempt ${i.attempt}: ${i.message}${i.willRetry ? ' — not scored, retrying' : ''}`,
+        ),
     });
     const s = result.summary;
     if (values.json) {
@@ -57,9 +69,17 @@ export async function run(values: Values): Promise<number> {
     } else {
       const pct = (x: number) => (100 * x).toFixed(1);
       console.log(`${domain.id} ${split} mean@${s.k} = ${pct(s.meanAtK)}% ± ${pct(s.standardError)} (se over ${s.tasks} tasks; ${s.rollouts} rollouts)`);
-      console.log(`harness ${s.key.harnessHash.slice(0, 12)} (${harnessDir}), policy ${s.key.policyVersion}, temperature ${sampling.temperature}, seed ${seed}`);
-      console.log(`terminations: ${Object.entries(s.terminations).map(([t, n]) => `${t} ${n}`).join(', ')}; mean model calls ${s.meanTurns.toFixed(2)}`);
-      console.log(result.cacheHit ? 'cache hit: answered from the run store, 0 new rollouts' : `${result.newRollouts} new rollouts in ${(s.wallMs / 1000).toFixed(1)} s`);
+      console.log(
+        `harness ${s.key.harnessHash.slice(0, 12)} (${harnessDir}), policy ${s.key.policyVersion}, temperature ${sampling.temperature}, seed ${seed}`,
+      );
+      console.log(
+        `terminations: ${Object.entries(s.terminations)
+          .map(([t, n]) => `${t} ${n}`)
+          .join(', ')}; mean model calls ${s.meanTurns.toFixed(2)}`,
+      );
+      console.log(
+        result.cacheHit ? 'cache hit: answered from the run store, 0 new rollouts' : `${result.newRollouts} new rollouts in ${(s.wallMs / 1000).toFixed(1)} s`,
+      );
       console.log(`per-task results: ${join(new ResultStore(project.storeDir).dirFor(s.keyHash), 'tasks.json')}`);
       console.log(`trajectories:     ${result.trajectoriesFile}`);
       if (s.infraRetried) console.log(`infrastructure failures: ${s.infraRetried} rollout(s) failed on infrastructure and were run again (not scored)`);

@@ -18,7 +18,12 @@ type Template = (typeof TEMPLATES)[number];
  * 8 steps × B 32 × G 8 = 2,048 rollouts, a harness phase of I 3, M 3 on 16 harness tasks is
  * 16 × (1 + 2 × 3) = 112 rollouts (+ a smoke rollout per candidate): 5.3% of the cycle's rollouts.
  */
-export function templateConfig(name: string, domain: string, template: Template = 'standard', own?: { domain: Record<string, unknown>; harness: string }): Record<string, unknown> {
+export function templateConfig(
+  name: string,
+  domain: string,
+  template: Template = 'standard',
+  own?: { domain: Record<string, unknown>; harness: string },
+): Record<string, unknown> {
   const config: Record<string, unknown> = {
     $schema: './.whale-schema.json',
     name,
@@ -34,11 +39,11 @@ export function templateConfig(name: string, domain: string, template: Template 
     schedule: { epochs: 0.5, iterations: 3, cycles: 2 },
     budget: { mode: 'equal-total' },
   };
-  if (template === 'tiny') Object.assign(config, { ...TINY, domain: own?.domain ?? { id: domain, options: { sizes: { weight: 32, harness: 8, val: 16, test: 16 } } } });
+  if (template === 'tiny')
+    Object.assign(config, { ...TINY, domain: own?.domain ?? { id: domain, options: { sizes: { weight: 32, harness: 8, val: 16, test: 16 } } } });
   WhaleConfigSchema.parse(config); // the template must always be a valid config
   return config;
 }
-
 
 /** 'tiny': a phase in a minute or two on a busy CPU — for a first look and for integration tests. */
 const TINY = {
@@ -73,7 +78,10 @@ export async function run(values: Values, positionals: string[]): Promise<number
   mkdirSync(dir, { recursive: true });
   const h0 = join(dir, 'harnesses', 'h0');
   cpSync(domain.h0Dir, h0, { recursive: true, force: true });
-  writeFileSync(configFile, JSON.stringify(templateConfig(typeof values.name === 'string' ? values.name : `${domainId}-agent`, domainId, template), null, 2) + '\n');
+  writeFileSync(
+    configFile,
+    JSON.stringify(templateConfig(typeof values.name === 'string' ? values.name : `${domainId}-agent`, domainId, template), null, 2) + '\n',
+  );
   await finishProject(dir, h0);
   console.log(`created ${configFile} and ${h0} (domain ${domainId}: ${listDomains().find((d) => d.id === domainId)?.title ?? ''})`);
   console.log('next: `whale step` runs one phase, `whale run` the whole schedule, `whale status` shows where it is');

@@ -79,7 +79,12 @@ export async function main(argv: string[]): Promise<number> {
   }
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, options: { ...parseArgsOptions(cmd.options), help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: rest,
+      options: { ...parseArgsOptions(cmd.options), help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (e) {
     console.error(`whale ${name}: ${(e as Error).message}\n\n${commandHelp(name, cmd)}`);
     return EXIT.badInput;
@@ -91,7 +96,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     for (const [k, o] of Object.entries(cmd.options)) {
       const v = (parsed.values as Record<string, unknown>)[k];
-      if (o.choices && typeof v === 'string' && !o.choices.includes(v)) throw new InputError({ file: '(command line)', field: `--${k}` }, `must be one of ${o.choices.join(', ')}, got '${v}'`);
+      if (o.choices && typeof v === 'string' && !o.choices.includes(v))
+        throw new InputError({ file: '(command line)', field: `--${k}` }, `must be one of ${o.choices.join(', ')}, got '${v}'`);
     }
     await installEnvProxy();
     const run = await cmd.load();

@@ -20,12 +20,17 @@ const cli = (field: string, message: string) => new InputError({ file: '(command
  * $WHALE_CONFIG, else the nearest whale.config.json in the working folder or one above it.
  */
 export function findConfig(values: Record<string, string | boolean | undefined>, cwd = process.cwd()): string | undefined {
-  const named = typeof values.config === 'string' ? { file: resolve(cwd, values.config), where: '--config' } : process.env.WHALE_CONFIG ? { file: resolve(cwd, process.env.WHALE_CONFIG), where: 'WHALE_CONFIG' } : undefined;
+  const named =
+    typeof values.config === 'string'
+      ? { file: resolve(cwd, values.config), where: '--config' }
+      : process.env.WHALE_CONFIG
+        ? { file: resolve(cwd, process.env.WHALE_CONFIG), where: 'WHALE_CONFIG' }
+        : undefined;
   if (named) {
     if (!existsSync(named.file)) throw cli(named.where, `no such config file: ${named.file}`);
     return named.file;
   }
-  for (let dir = resolve(cwd); ; ) {
+  for (let dir = resolve(cwd); ;) {
     const file = join(dir, CONFIG_NAME);
     if (existsSync(file)) return file;
     const up = dirname(dir);
@@ -40,20 +45,32 @@ const NO_PROJECT = `not in a WHALE project: no ${CONFIG_NAME} here or in any fol
  * The project a command works on: the config `findConfig` finds, else one built from flags (which
  * must then name at least the domain).
  */
-export function resolveProject(values: Record<string, string | boolean | undefined>, defaults: { domain?: string; harness?: (domain: string) => string } = {}): Project {
+export function resolveProject(
+  values: Record<string, string | boolean | undefined>,
+  defaults: { domain?: string; harness?: (domain: string) => string } = {},
+): Project {
   const configFile = findConfig(values);
   const flagHarness = typeof values.harness === 'string' ? resolve(values.harness) : undefined;
   if (flagHarness) checkFolder(flagHarness, { file: '(command line)', field: '--harness' });
   if (configFile) {
     const config = loadConfig(configFile);
     const root = dirname(configFile);
-    if (typeof values.domain === 'string' && values.domain !== config.domain.id) throw cli('--domain', `'${values.domain}' conflicts with ${configFile} (domain '${config.domain.id ?? 'its own'}'): drop --domain, or run outside the project`);
+    if (typeof values.domain === 'string' && values.domain !== config.domain.id)
+      throw cli(
+        '--domain',
+        `'${values.domain}' conflicts with ${configFile} (domain '${config.domain.id ?? 'its own'}'): drop --domain, or run outside the project`,
+      );
     // What the schema cannot know, checked before anything touches the store (a user's module or
     // data domain is checked when it loads).
     if (config.domain.id !== undefined) checkDomain(config.domain.id, { file: configFile, field: 'domain.id' });
     // Only commands that run a harness (they pass a harness default) need its folder.
     if (!flagHarness && defaults.harness) checkFolder(resolve(root, config.harness), { file: configFile, field: 'harness' });
-    return { configFile, root, config: { ...config, harness: resolve(root, config.harness) }, storeDir: resolve(root, typeof values.store === 'string' && values.store ? values.store : config.store) };
+    return {
+      configFile,
+      root,
+      config: { ...config, harness: resolve(root, config.harness) },
+      storeDir: resolve(root, typeof values.store === 'string' && values.store ? values.store : config.store),
+    };
   }
   const domain = typeof values.domain === 'string' ? values.domain : defaults.domain;
   if (!domain) throw cli('--domain', `${NO_PROJECT}, or name a domain with --domain: see \`whale domains\`)`);

@@ -14,7 +14,8 @@ function engineProject(values: Values): EngineProject {
   const p = resolveProject(values, { harness: domainH0Dir });
   const config = { ...p.config };
   if (typeof values.method === 'string') {
-    if (!(METHODS as readonly string[]).includes(values.method)) throw new InputError({ file: '(command line)', field: '--method' }, `must be one of ${METHODS.join(', ')}`);
+    if (!(METHODS as readonly string[]).includes(values.method))
+      throw new InputError({ file: '(command line)', field: '--method' }, `must be one of ${METHODS.join(', ')}`);
     config.method = values.method as Method;
   }
   const seed = intFlag(values, 'seed');
@@ -58,8 +59,13 @@ function summarise(o: StepOutcome, runId: string): void {
   console.log(`  policy ${s.version}, harness ${s.harness.slice(0, 12)}, phases completed ${s.nextPhase}`);
   if (s.best) console.log(`  best pair on validation: ${(100 * s.best.mean).toFixed(1)}% ± ${(100 * s.best.se).toFixed(1)} (${chosenWhere(s.best.phase)})`);
   if (s.test) console.log(`  sealed test of the best pair: mean@${s.test.k} ${(100 * s.test.mean).toFixed(1)}% ± ${(100 * s.test.se).toFixed(1)}`);
-  console.log(`  ledger: training ${l.trainingRollouts}, search ${l.searchRollouts}, evaluation ${l.evalRollouts} rollouts; proposer $${l.proposerDollars.toFixed(2)}; wall ${(l.wallMs / 1000).toFixed(0)} s`);
-  if (s.infraFailures) console.log(`  infrastructure failures: ${s.infraFailures} unit(s) stopped by a backend, tool service or verifier failure (not scored; resumed by --resume)`);
+  console.log(
+    `  ledger: training ${l.trainingRollouts}, search ${l.searchRollouts}, evaluation ${l.evalRollouts} rollouts; proposer $${l.proposerDollars.toFixed(2)}; wall ${(l.wallMs / 1000).toFixed(0)} s`,
+  );
+  if (s.infraFailures)
+    console.log(
+      `  infrastructure failures: ${s.infraFailures} unit(s) stopped by a backend, tool service or verifier failure (not scored; resumed by --resume)`,
+    );
 }
 
 async function openOrCreate(values: Values, hooks: ReturnType<typeof terminalHooks>): Promise<Engine> {
@@ -94,7 +100,10 @@ export async function runStep(values: Values): Promise<number> {
   const hooks = terminalHooks();
   const project = engineProject(values);
   const current = new RunStore(project.storeDir).current();
-  const engine = values.new || (!current && typeof values.run !== 'string') ? await Engine.create(project, hooks) : await Engine.open(project, typeof values.run === 'string' ? values.run : current!, hooks);
+  const engine =
+    values.new || (!current && typeof values.run !== 'string')
+      ? await Engine.create(project, hooks)
+      : await Engine.open(project, typeof values.run === 'string' ? values.run : current!, hooks);
   try {
     report(values, await engine.run({ maxPhases: 1 }), engine.runId);
     return 0;
@@ -128,9 +137,16 @@ export async function runStatus(values: Values): Promise<number> {
     const entries = Journal.read(runs.journalFile(id));
     return entries.some((e) => e.type === 'run_started') ? foldRun(entries) : undefined;
   });
-  const reason = (id: string, s: (typeof states)[number]) => (!s ? 'not started' : s.finished ? s.finished.reason : runs.stopRequested(id) ? 'stop requested' : 'in progress or resumable');
+  const reason = (id: string, s: (typeof states)[number]) =>
+    !s ? 'not started' : s.finished ? s.finished.reason : runs.stopRequested(id) ? 'stop requested' : 'in progress or resumable';
   if (values.json) {
-    console.log(JSON.stringify(ids.map((id, i) => ({ runId: id, reason: reason(id, states[i]), state: states[i] ?? null })), null, 2));
+    console.log(
+      JSON.stringify(
+        ids.map((id, i) => ({ runId: id, reason: reason(id, states[i]), state: states[i] ?? null })),
+        null,
+        2,
+      ),
+    );
     return 0;
   }
   ids.forEach((id, i) => {

@@ -18,7 +18,12 @@ export const SandboxLimitsSchema = z
     outputBytes: z.number().int().positive().default(1_000_000).describe('bytes the harness may write on the protocol'),
     maxTurns: z.number().int().positive().default(16).describe('model calls per rollout (hard cap, above any harness setting)'),
     maxTokens: z.number().int().positive().default(4096).describe('completion tokens per rollout'),
-    allowUnconfined: z.boolean().optional().describe('run command (non-Node) harnesses even where neither bubblewrap nor user namespaces can confine them: they can then read your files and the engine environment. Off by default: such harnesses are refused'),
+    allowUnconfined: z
+      .boolean()
+      .optional()
+      .describe(
+        'run command (non-Node) harnesses even where neither bubblewrap nor user namespaces can confine them: they can then read your files and the engine environment. Off by default: such harnesses are refused',
+      ),
   })
   .strict();
 export type SandboxLimits = z.infer<typeof SandboxLimitsSchema>;
@@ -37,7 +42,12 @@ const OpenAICompatibleBackendSchema = z
     model: z.string(),
     apiKeyEnv: z.string().optional().describe('name of the environment variable holding the API key (the key itself is never stored)'),
     maxContext: z.number().int().positive().optional(),
-    recordRsft: z.boolean().default(false).describe('this backend cannot train: let weight phases run anyway and record their accepted RSFT batches under <store>/rsft-batches/ for later training'),
+    recordRsft: z
+      .boolean()
+      .default(false)
+      .describe(
+        'this backend cannot train: let weight phases run anyway and record their accepted RSFT batches under <store>/rsft-batches/ for later training',
+      ),
     ...RemoteCallSchema.shape,
   })
   .strict();
@@ -58,10 +68,27 @@ const TinkerBackendSchema = z
 export const PublishSchema = z
   .object({
     kind: z.literal('vllm-lora'),
-    adapterDir: z.string().min(1).describe('the folder, as the SAMPLER server sees it, where the trainer writes saved versions (e.g. whale serve --export-dir, or SkyRL\'s checkpoint folder)'),
-    pathTemplate: z.string().default('{adapterDir}/{checkpoint}').describe('lora_path of a version: {adapterDir}, {checkpoint} (last segment of the tinker:// path) and {model} (the training model id) are filled in'),
-    namePrefix: z.string().regex(/^[A-Za-z0-9._-]+$/).default('whale').describe('adapters are loaded as <namePrefix>-<run>-v<N>'),
-    keepLoaded: z.number().int().min(1).default(2).describe('adapters kept loaded: the current version and the ones before it (older ones are unloaded; reloaded on demand)'),
+    adapterDir: z
+      .string()
+      .min(1)
+      .describe(
+        "the folder, as the SAMPLER server sees it, where the trainer writes saved versions (e.g. whale serve --export-dir, or SkyRL's checkpoint folder)",
+      ),
+    pathTemplate: z
+      .string()
+      .default('{adapterDir}/{checkpoint}')
+      .describe('lora_path of a version: {adapterDir}, {checkpoint} (last segment of the tinker:// path) and {model} (the training model id) are filled in'),
+    namePrefix: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]+$/)
+      .default('whale')
+      .describe('adapters are loaded as <namePrefix>-<run>-v<N>'),
+    keepLoaded: z
+      .number()
+      .int()
+      .min(1)
+      .default(2)
+      .describe('adapters kept loaded: the current version and the ones before it (older ones are unloaded; reloaded on demand)'),
   })
   .strict();
 export type PublishConfig = z.infer<typeof PublishSchema>;
@@ -102,18 +129,62 @@ export type EvaluationConfig = z.infer<typeof EvaluationSchema>;
 const SPLIT_NAMES = ['weight', 'harness', 'val', 'test'] as const;
 
 /** Verifiers of a data-only domain (src/domains/verifiers/library.ts). */
-const extract = { extract: z.string().optional().describe('a regular expression applied to the final answer first: its group 1 (else the whole match) is what is compared; no match is a failed task') };
+const extract = {
+  extract: z
+    .string()
+    .optional()
+    .describe('a regular expression applied to the final answer first: its group 1 (else the whole match) is what is compared; no match is a failed task'),
+};
 export const VerifierSpecSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('exact'), caseSensitive: z.boolean().default(false).describe('compare case too (whitespace at the ends is always trimmed)'), ...extract }).strict(),
-  z.object({ kind: z.literal('normalised-em'), ...extract }).strict().describe('SQuAD normalisation (lower case, no punctuation or articles), equal to any gold answer'),
-  z.object({ kind: z.literal('token-f1'), threshold: z.number().min(0).max(1).default(1).describe('pass when the best token F1 reaches this; the score is the F1'), ...extract }).strict(),
-  z.object({ kind: z.literal('numeric'), tolerance: z.number().nonnegative().default(1e-6), relative: z.boolean().default(false).describe('tolerance relative to |gold|'), ...extract }).strict(),
-  z.object({ kind: z.literal('regex'), flags: z.string().regex(/^[imsu]*$/).default('').describe('flags of the gold regular expressions'), ...extract }).strict().describe('each gold answer is a regular expression the whole (trimmed) answer must match'),
-  z.object({ kind: z.literal('boxed-math'), ...extract }).strict().describe('the last \\boxed{} of the answer, equivalent to the gold answer (CAS, numeric fallback)'),
+  z
+    .object({
+      kind: z.literal('exact'),
+      caseSensitive: z.boolean().default(false).describe('compare case too (whitespace at the ends is always trimmed)'),
+      ...extract,
+    })
+    .strict(),
+  z
+    .object({ kind: z.literal('normalised-em'), ...extract })
+    .strict()
+    .describe('SQuAD normalisation (lower case, no punctuation or articles), equal to any gold answer'),
+  z
+    .object({
+      kind: z.literal('token-f1'),
+      threshold: z.number().min(0).max(1).default(1).describe('pass when the best token F1 reaches this; the score is the F1'),
+      ...extract,
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal('numeric'),
+      tolerance: z.number().nonnegative().default(1e-6),
+      relative: z.boolean().default(false).describe('tolerance relative to |gold|'),
+      ...extract,
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal('regex'),
+      flags: z
+        .string()
+        .regex(/^[imsu]*$/)
+        .default('')
+        .describe('flags of the gold regular expressions'),
+      ...extract,
+    })
+    .strict()
+    .describe('each gold answer is a regular expression the whole (trimmed) answer must match'),
+  z
+    .object({ kind: z.literal('boxed-math'), ...extract })
+    .strict()
+    .describe('the last \\boxed{} of the answer, equivalent to the gold answer (CAS, numeric fallback)'),
   z
     .object({
       kind: z.literal('command'),
-      command: z.array(z.string().min(1)).min(1).describe('argv, run in the config file\'s folder: the rollout as JSON on stdin, a verdict JSON {pass, score?, extracted?, reason?} on stdout'),
+      command: z
+        .array(z.string().min(1))
+        .min(1)
+        .describe("argv, run in the config file's folder: the rollout as JSON on stdin, a verdict JSON {pass, score?, extracted?, reason?} on stdout"),
       timeoutMs: z.number().int().positive().default(30_000),
     })
     .strict(),
@@ -127,7 +198,10 @@ export const HttpToolSchema = z
     parameters: z.record(z.string(), z.unknown()).default({ type: 'object' }).describe('JSON schema of the arguments object'),
     url: z.string().url().describe('the arguments are POSTed here as JSON; the response text is the observation'),
     timeoutMs: z.number().int().positive().default(30_000),
-    privateArgs: z.record(z.string(), z.string()).optional().describe('arguments filled from the task\'s private row fields (argument name → field); nothing private is sent otherwise'),
+    privateArgs: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe("arguments filled from the task's private row fields (argument name → field); nothing private is sent otherwise"),
   })
   .strict();
 export type HttpToolConfig = z.infer<typeof HttpToolSchema>;
@@ -143,10 +217,16 @@ export const DomainLimitsSchema = z
 
 export const DataDomainSchema = z
   .object({
-    id: z.string().regex(/^[a-z0-9][a-z0-9_-]*$/).default('data').describe('names the domain in trajectories and reports'),
+    id: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]*$/)
+      .default('data')
+      .describe('names the domain in trajectories and reports'),
     title: z.string().optional(),
     description: z.string().optional(),
-    tasks: z.union([z.string().min(1), z.object(Object.fromEntries(SPLIT_NAMES.map((s) => [s, z.string().min(1).optional()]))).strict()]).describe('one task file (JSONL, JSON, CSV or Parquet; rows without a split field are split by a hash of their id), or one file per split'),
+    tasks: z
+      .union([z.string().min(1), z.object(Object.fromEntries(SPLIT_NAMES.map((s) => [s, z.string().min(1).optional()]))).strict()])
+      .describe('one task file (JSONL, JSON, CSV or Parquet; rows without a split field are split by a hash of their id), or one file per split'),
     format: z.enum(['jsonl', 'json', 'csv', 'parquet']).optional().describe('default: from the file extension'),
     fields: z
       .object({
@@ -171,15 +251,35 @@ export type DataDomainConfig = z.infer<typeof DataDomainSchema>;
 export const DomainRefSchema = z
   .object({
     id: z.string().min(1).optional().describe('a built-in domain (see `whale domains`)'),
-    module: z.string().min(1).optional().describe("a code domain: a module (TS or JS, relative to the config file) whose default export is defineDomain({...}) from 'whale/domain'"),
-    data: z.union([z.string().min(1), DataDomainSchema]).optional().describe('a data-only domain: task files, a verifier from the library, HTTP tools — inline, or the path of a JSON file holding them (its relative paths resolve against its own folder)'),
-    options: z.record(z.string(), z.unknown()).default({}).describe("the domain's options (built-ins: tasksFile, sizes; a module: what its options schema accepts)"),
+    module: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("a code domain: a module (TS or JS, relative to the config file) whose default export is defineDomain({...}) from 'whale/domain'"),
+    data: z
+      .union([z.string().min(1), DataDomainSchema])
+      .optional()
+      .describe(
+        'a data-only domain: task files, a verifier from the library, HTTP tools — inline, or the path of a JSON file holding them (its relative paths resolve against its own folder)',
+      ),
+    options: z
+      .record(z.string(), z.unknown())
+      .default({})
+      .describe("the domain's options (built-ins: tasksFile, sizes; a module: what its options schema accepts)"),
     loadTimeoutMs: z.number().int().positive().optional().describe("a module's tasks() must finish within this (default 120000)"),
   })
   .strict()
   .superRefine((d, ctx) => {
     const given = (['id', 'module', 'data'] as const).filter((k) => d[k] !== undefined);
-    if (given.length !== 1) ctx.addIssue({ code: 'custom', path: given.length > 1 ? [given[1]] : [], message: given.length === 0 ? 'name a domain: "id" (built-in), "module" (code) or "data" (task files)' : `give only one of "id", "module" and "data" (got ${given.join(', ')})` });
+    if (given.length !== 1)
+      ctx.addIssue({
+        code: 'custom',
+        path: given.length > 1 ? [given[1]] : [],
+        message:
+          given.length === 0
+            ? 'name a domain: "id" (built-in), "module" (code) or "data" (task files)'
+            : `give only one of "id", "module" and "data" (got ${given.join(', ')})`,
+      });
   });
 export type DomainRef = z.infer<typeof DomainRefSchema>;
 
@@ -190,7 +290,12 @@ export const RsftSchema = z
     groupSize: z.number().int().positive().default(8).describe('G: trajectories per prompt'),
     learningRate: z.number().positive().default(1e-4).describe('embedded default from a sweep (scripts/exp-rsft.ts); the paper uses 1e-7 on a 2B model'),
     minibatch: z.number().int().positive().default(8).describe('trajectories per optimizer step (all the examples of a trajectory stay in one minibatch)'),
-    loss: z.enum(['token-mean', 'sequence-mean']).default('token-mean').describe("minibatch normalisation: 'token-mean' = −Σ masked logp / accepted tokens of the minibatch (the public WHALE code); 'sequence-mean' = the mean over trajectories of each one's token-mean NLL (the paper's formula)"),
+    loss: z
+      .enum(['token-mean', 'sequence-mean'])
+      .default('token-mean')
+      .describe(
+        "minibatch normalisation: 'token-mean' = −Σ masked logp / accepted tokens of the minibatch (the public WHALE code); 'sequence-mean' = the mean over trajectories of each one's token-mean NLL (the paper's formula)",
+      ),
   })
   .strict();
 export type RsftConfig = z.infer<typeof RsftSchema>;
@@ -200,13 +305,16 @@ export const LlmProposerSchema = z
   .object({
     provider: z.enum(['anthropic', 'openai']).describe("'anthropic' (Messages API) or 'openai' (chat completions; any compatible server by baseUrl)"),
     model: z.string().min(1),
-    baseUrl: z.string().url().optional().describe('API base URL (default: the provider\'s); e.g. a vLLM server http://host:8000/v1'),
+    baseUrl: z.string().url().optional().describe("API base URL (default: the provider's); e.g. a vLLM server http://host:8000/v1"),
     apiKeyEnv: z.string().min(1).optional().describe('env var holding the key (default ANTHROPIC_API_KEY / OPENAI_API_KEY)'),
     temperature: z.number().min(0).max(2).optional(),
-    effort: z.enum(['low', 'medium', 'high', 'xhigh', 'max']).optional().describe('anthropic output_config.effort / openai reasoning_effort; omitted when unset'),
+    effort: z
+      .enum(['low', 'medium', 'high', 'xhigh', 'max'])
+      .optional()
+      .describe('anthropic output_config.effort / openai reasoning_effort; omitted when unset'),
     maxTokens: z.number().int().positive().default(8192).describe('completion tokens per model call'),
     requestTimeoutMs: z.number().int().positive().default(600_000).describe('one HTTP request'),
-    sessionTimeoutMs: z.number().int().positive().default(2_400_000).describe('one round\'s whole session (the paper: 2400 s)'),
+    sessionTimeoutMs: z.number().int().positive().default(2_400_000).describe("one round's whole session (the paper: 2400 s)"),
     maxRetries: z.number().int().nonnegative().default(5).describe('retries of a transient API error (429, 529, 5xx, timeout)'),
     retryBaseMs: z.number().int().positive().default(2000).describe('first backoff; doubles per retry'),
     retryMaxMs: z.number().int().positive().default(120_000).describe('longest sleep between retries, whatever Retry-After says'),
@@ -216,7 +324,7 @@ export const LlmProposerSchema = z
         outputPerMillion: z.number().nonnegative().describe('dollars per million output tokens'),
       })
       .strict(),
-    maxDollarsPerRound: z.number().positive().optional().describe('a round\'s session stops before a call that could pass it'),
+    maxDollarsPerRound: z.number().positive().optional().describe("a round's session stops before a call that could pass it"),
     maxToolCalls: z.number().int().positive().default(200).describe('tool calls per session'),
     toolOutputChars: z.number().int().positive().default(20_000).describe('cap on one tool result (the model pages past it)'),
   })
@@ -227,7 +335,10 @@ export const SearchSchema = z
   .object({
     proposer: z.enum(['knob', 'llm']).default('knob'),
     candidatesPerRound: z.number().int().positive().default(3).describe('M: new candidates per round'),
-    acceptance: z.enum(['archive-best', 'paired']).default('archive-best').describe("'archive-best' as in the paper; 'paired' accepts a challenger only when a paired re-evaluation against the incumbent clears its noise"),
+    acceptance: z
+      .enum(['archive-best', 'paired'])
+      .default('archive-best')
+      .describe("'archive-best' as in the paper; 'paired' accepts a challenger only when a paired re-evaluation against the incumbent clears its noise"),
     pairedSamples: z.number().int().positive().default(2).describe('fresh samples per task in the paired re-evaluation'),
     pairedZ: z.number().nonnegative().default(1).describe('the challenger must beat the incumbent by z standard errors of the paired difference'),
     harnessTasks: z.number().int().positive().optional().describe('evaluate candidates on only the first N tasks of the harness split'),
@@ -235,7 +346,8 @@ export const SearchSchema = z
   })
   .strict()
   .superRefine((s, ctx) => {
-    if (s.proposer === 'llm' && !s.llm) ctx.addIssue({ code: 'custom', path: ['llm'], message: "search.proposer is 'llm' but search.llm (provider, model, price) is missing" });
+    if (s.proposer === 'llm' && !s.llm)
+      ctx.addIssue({ code: 'custom', path: ['llm'], message: "search.proposer is 'llm' but search.llm (provider, model, price) is missing" });
   });
 export type SearchConfig = z.infer<typeof SearchSchema>;
 
@@ -247,8 +359,16 @@ export const ScheduleSchema = z
     adaptive: z
       .object({
         minEpochs: z.number().positive().default(0.2).describe('T_min: epochs of the weight split a weight phase runs at least (the paper: 0.2)'),
-        windowEpochs: z.number().positive().default(0.2).describe('W: epochs of training reward in the sliding mean (the paper: 0.2; rounded up to whole steps)'),
-        patienceEpochs: z.number().positive().default(0.2).describe('P_w: epochs without a new high of the sliding mean before the phase stops (the paper: 0.2; rounded up to whole steps)'),
+        windowEpochs: z
+          .number()
+          .positive()
+          .default(0.2)
+          .describe('W: epochs of training reward in the sliding mean (the paper: 0.2; rounded up to whole steps)'),
+        patienceEpochs: z
+          .number()
+          .positive()
+          .default(0.2)
+          .describe('P_w: epochs without a new high of the sliding mean before the phase stops (the paper: 0.2; rounded up to whole steps)'),
         maxEpochs: z.number().positive().optional().describe('an optional cap on a weight phase, in epochs; the paper has none (the budget ends a run)'),
         minIterations: z.number().int().positive().default(3).describe('J_min'),
         patienceIterations: z.number().int().positive().default(2).describe('P_h'),
@@ -278,7 +398,9 @@ export const BudgetSchema = z
     mode: z
       .enum(BUDGET_MODES)
       .default('equal-total')
-      .describe("'equal-total': `rollouts` caps training + search rollouts together; 'matched-steps' (the paper): every method gets WHALE's number of RSFT steps (cycles × the steps of E; weight-only runs `cycles` weight phases, stagewise one phase of that length) and search comes on top — `rollouts`, if set, caps training rollouts only"),
+      .describe(
+        "'equal-total': `rollouts` caps training + search rollouts together; 'matched-steps' (the paper): every method gets WHALE's number of RSFT steps (cycles × the steps of E; weight-only runs `cycles` weight phases, stagewise one phase of that length) and search comes on top — `rollouts`, if set, caps training rollouts only",
+      ),
     rollouts: z.number().int().positive().optional().describe("training + search rollouts ('equal-total'), training rollouts only ('matched-steps')"),
     dollars: z.number().nonnegative().optional().describe('proposer spend'),
     wallMinutes: z.number().positive().optional(),

@@ -16,6 +16,8 @@ export function setConfigSection(text: string, file: string, section: string, va
   }
   if (root === null || typeof root !== 'object' || Array.isArray(root)) throw new InputError({ file }, 'the config must be a JSON object');
   const indent = /\n([ \t]+)"/.exec(text)?.[1] ?? '  ';
-  const edits = modify(text, [section], value, { formattingOptions: { insertSpaces: !indent.includes('\t'), tabSize: indent.includes('\t') ? 1 : indent.length, eol: text.includes('\r\n') ? '\r\n' : '\n' } });
+  const edits = modify(text, [section], value, {
+    formattingOptions: { insertSpaces: !indent.includes('\t'), tabSize: indent.includes('\t') ? 1 : indent.length, eol: text.includes('\r\n') ? '\r\n' : '\n' },
+  });
   return applyEdits(text, edits);
 }

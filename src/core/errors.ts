@@ -8,7 +8,10 @@ export interface InputLocation {
 
 /** Base class: every error we raise on purpose, as opposed to bugs. */
 export class WhaleError extends Error {
-  constructor(message: string, readonly code: string = 'whale') {
+  constructor(
+    message: string,
+    readonly code: string = 'whale',
+  ) {
     super(message);
     this.name = new.target.name;
   }
@@ -16,7 +19,11 @@ export class WhaleError extends Error {
 
 /** Bad input from a user's file: the message always names file, line and field where known. */
 export class InputError extends WhaleError {
-  constructor(readonly location: InputLocation, readonly detail: string, readonly more: InputError[] = []) {
+  constructor(
+    readonly location: InputLocation,
+    readonly detail: string,
+    readonly more: InputError[] = [],
+  ) {
     super(formatLocated(location, detail) + more.map((m) => '\n' + m.message).join(''), 'input');
   }
 

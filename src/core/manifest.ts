@@ -3,7 +3,11 @@ import { z } from 'zod';
 /** A declared knob: a value the harness reads from ctx.knobs, with the domain the knob search may draw from. */
 export const KnobSpec = z.union([
   z.object({ type: z.literal('int'), min: z.number().int(), max: z.number().int(), default: z.number().int() }),
-  z.object({ type: z.literal('enum'), values: z.array(z.union([z.string(), z.number(), z.boolean()])).min(1), default: z.union([z.string(), z.number(), z.boolean()]) }),
+  z.object({
+    type: z.literal('enum'),
+    values: z.array(z.union([z.string(), z.number(), z.boolean()])).min(1),
+    default: z.union([z.string(), z.number(), z.boolean()]),
+  }),
   z.object({ type: z.literal('bool'), default: z.boolean() }),
 ]);
 export type KnobSpec = z.infer<typeof KnobSpec>;
@@ -42,7 +46,8 @@ export const HarnessManifest = z
       if (!spec) ctx.addIssue({ code: 'custom', path: ['settings', k], message: `no knob '${k}' is declared in knobs` });
       else if (spec.type === 'int' && (typeof v !== 'number' || v < spec.min || v > spec.max || !Number.isInteger(v)))
         ctx.addIssue({ code: 'custom', path: ['settings', k], message: `must be an integer in [${spec.min}, ${spec.max}]` });
-      else if (spec.type === 'enum' && !spec.values.includes(v)) ctx.addIssue({ code: 'custom', path: ['settings', k], message: `must be one of ${JSON.stringify(spec.values)}` });
+      else if (spec.type === 'enum' && !spec.values.includes(v))
+        ctx.addIssue({ code: 'custom', path: ['settings', k], message: `must be one of ${JSON.stringify(spec.values)}` });
       else if (spec.type === 'bool' && typeof v !== 'boolean') ctx.addIssue({ code: 'custom', path: ['settings', k], message: 'must be a boolean' });
     }
   });

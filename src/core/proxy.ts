@@ -19,7 +19,13 @@ export function proxyFromEnv(env: NodeJS.ProcessEnv = process.env): ProxySetting
   const httpProxy = pick('http_proxy');
   const httpsProxy = pick('https_proxy');
   if (!httpProxy && !httpsProxy) return undefined;
-  const noProxy = [...(pick('no_proxy') ?? '').split(',').map((s) => s.trim()).filter(Boolean), ...LOOPBACK];
+  const noProxy = [
+    ...(pick('no_proxy') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    ...LOOPBACK,
+  ];
   return { httpProxy, httpsProxy: httpsProxy ?? httpProxy, noProxy: [...new Set(noProxy)].join(',') };
 }
 

@@ -18,7 +18,7 @@ function moduleDir(): string {
  */
 export function packageRoot(): string {
   const here = moduleDir();
-  for (let dir = here; ; ) {
+  for (let dir = here; ;) {
     const pkg = join(dir, 'package.json');
     if (existsSync(pkg)) {
       try {

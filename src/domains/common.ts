@@ -16,7 +16,16 @@ export const BuiltinDomainOptions = z
     /** JSON-lines file of tasks to use instead of the generator (relative paths resolve against baseDir). */
     tasksFile: z.string().min(1).optional(),
     /** Smaller split sizes (a generated split of size n is the first n tasks of the full split). */
-    sizes: z.object({ weight: z.number().int().positive(), harness: z.number().int().positive(), val: z.number().int().positive(), test: z.number().int().positive() }).partial().strict().optional(),
+    sizes: z
+      .object({
+        weight: z.number().int().positive(),
+        harness: z.number().int().positive(),
+        val: z.number().int().positive(),
+        test: z.number().int().positive(),
+      })
+      .partial()
+      .strict()
+      .optional(),
   })
   .strict();
 export type BuiltinDomainOptions = z.infer<typeof BuiltinDomainOptions>;
@@ -83,7 +92,11 @@ export function assignSplit(id: string, sizes: Record<Split, number>): Split {
 }
 
 /** Reads a JSON-lines tasks file; a broken line is an InputError naming the file and line. */
-export function loadTaskLines<T extends z.ZodType>(file: string, baseDir: string | undefined, schema: T): { file: string; rows: z.output<T>[]; lines: number[] } {
+export function loadTaskLines<T extends z.ZodType>(
+  file: string,
+  baseDir: string | undefined,
+  schema: T,
+): { file: string; rows: z.output<T>[]; lines: number[] } {
   const abs = path.resolve(baseDir ?? process.cwd(), file);
   let text: string;
   try {

@@ -114,7 +114,11 @@ function renderKbqa(act: Action, rng: Rng, pMalformed: number): string {
 
 function expertKbqa(messages: ChatMessage[], rng: Rng): string {
   const level = kbqaLevel(messages);
-  const q = messages.filter((m) => m.role === 'user').map((m) => parseQuestion(m.content)).find((x) => x !== null) ?? null;
+  const q =
+    messages
+      .filter((m) => m.role === 'user')
+      .map((m) => parseQuestion(m.content))
+      .find((x) => x !== null) ?? null;
   const last = messages[messages.length - 1];
   const afterFeedback = last?.role === 'user' ? last.content : '';
   const pMal = EXPERT.malformed[level] / (afterFeedback === KBQA_FEEDBACK.format ? 3 : 1);

@@ -39,7 +39,8 @@ export function parseDomainOptions<O>(schema: OptionsSchema<O> | undefined, raw:
       return schema(value);
     } catch (e) {
       // A parser that already names the field (a built-in's) keeps it; the file is the config's.
-      if (e instanceof InputError && e.location.field?.startsWith('domain.options')) throw new InputError({ file: where.file, field: e.location.field }, e.detail);
+      if (e instanceof InputError && e.location.field?.startsWith('domain.options'))
+        throw new InputError({ file: where.file, field: e.location.field }, e.detail);
       throw new InputError({ file: where.file, field: 'domain.options' }, `${(e as Error).message ?? String(e)} (options of domain '${where.domainId}')`);
     }
   }
@@ -56,9 +57,16 @@ function verdictOf(v: boolean | number | VerdictInput, where: string): Verdict {
     if (!Number.isFinite(v)) throw new WhaleError(`${where} returned the score ${v}, not a finite number`);
     return { pass: v >= 1, score: v, extracted: null, reason: `score ${v}` };
   }
-  if (!v || typeof v !== 'object' || typeof v.pass !== 'boolean') throw new WhaleError(`${where} returned ${JSON.stringify(v)}: expected a boolean, a score or {pass, score?, extracted?, reason?}`);
-  if (v.score !== undefined && (typeof v.score !== 'number' || !Number.isFinite(v.score))) throw new WhaleError(`${where} returned a verdict whose score is not a finite number`);
-  return { pass: v.pass, score: v.score ?? (v.pass ? 1 : 0), extracted: typeof v.extracted === 'string' ? v.extracted : null, reason: typeof v.reason === 'string' && v.reason !== '' ? v.reason : v.pass ? 'correct' : 'incorrect' };
+  if (!v || typeof v !== 'object' || typeof v.pass !== 'boolean')
+    throw new WhaleError(`${where} returned ${JSON.stringify(v)}: expected a boolean, a score or {pass, score?, extracted?, reason?}`);
+  if (v.score !== undefined && (typeof v.score !== 'number' || !Number.isFinite(v.score)))
+    throw new WhaleError(`${where} returned a verdict whose score is not a finite number`);
+  return {
+    pass: v.pass,
+    score: v.score ?? (v.pass ? 1 : 0),
+    extracted: typeof v.extracted === 'string' ? v.extracted : null,
+    reason: typeof v.reason === 'string' && v.reason !== '' ? v.reason : v.pass ? 'correct' : 'incorrect',
+  };
 }
 
 /** ' (at FILE:LINE:COL)' when the stack names the file `where` starts with (the user's module). */
@@ -73,7 +81,8 @@ function named(e: unknown, where: string, infraSource?: 'tool' | 'verifier'): Er
   const message = e instanceof Error ? e.message : String(e);
   if (e instanceof InfraError) return new InfraError(e.source, `${where}: ${message}`);
   // The SDK's own InfraError (a copy of sdk.ts bundled into the user's module) is recognised by name.
-  if (e instanceof Error && e.name === 'InfraError') return new InfraError(((e as { source?: string }).source === 'verifier' ? 'verifier' : (infraSource ?? 'tool')), `${where}: ${message}`);
+  if (e instanceof Error && e.name === 'InfraError')
+    return new InfraError((e as { source?: string }).source === 'verifier' ? 'verifier' : (infraSource ?? 'tool'), `${where}: ${message}`);
   if (e instanceof InputError) return e;
   return new WhaleError(`${where}: ${message}${atLine(e, where)}`, 'domain');
 }
@@ -99,7 +108,8 @@ export function splitTasks(set: TaskSet<unknown>, where: { file: string; domainI
     };
     if (!t || typeof t !== 'object') throw new InputError({ file: where.file, field }, 'a task must be an object {id, question, meta?, private?, split?}');
     if (typeof t.id !== 'string' || t.id.trim() === '') bad('id', 'must be a non-empty string');
-    for (const k of Object.keys(t)) if (!TASK_KEYS.includes(k)) bad(k, `is not a task field (known: ${TASK_KEYS.join(', ')}; put your own data in private or meta)`);
+    for (const k of Object.keys(t))
+      if (!TASK_KEYS.includes(k)) bad(k, `is not a task field (known: ${TASK_KEYS.join(', ')}; put your own data in private or meta)`);
     if (typeof t.question !== 'string' || t.question.trim() === '') bad('question', 'must be a non-empty string');
     if (t.meta !== undefined && (typeof t.meta !== 'object' || t.meta === null || Array.isArray(t.meta))) bad('meta', 'must be an object');
     const s = split ?? t.split ?? assignSplit(t.id, DEFAULT_SPLIT_WEIGHTS);
@@ -108,7 +118,12 @@ export function splitTasks(set: TaskSet<unknown>, where: { file: string; domainI
     const before = seen.get(t.id);
     if (before) bad('id', `duplicate task id '${t.id}' (also in split ${before})`);
     seen.set(t.id, s);
-    return { id: t.id, split: s, public: { id: t.id, question: t.question, ...(t.meta !== undefined ? { meta: t.meta } : {}) }, private: (t.private ?? null) as Json };
+    return {
+      id: t.id,
+      split: s,
+      public: { id: t.id, question: t.question, ...(t.meta !== undefined ? { meta: t.meta } : {}) },
+      private: (t.private ?? null) as Json,
+    };
   };
   if (Array.isArray(set)) {
     const out: Record<Split, Task[]> = { weight: [], harness: [], val: [], test: [] };
@@ -118,8 +133,10 @@ export function splitTasks(set: TaskSet<unknown>, where: { file: string; domainI
     });
     return (s) => out[s];
   }
-  if (!set || typeof set !== 'object') throw new InputError({ file: where.file, field: 'tasks' }, 'tasks() must return a list of tasks or {weight, harness, val, test} lists');
-  for (const k of Object.keys(set)) if (!SPLITS.includes(k as Split)) throw new InputError({ file: where.file, field: `tasks.${k}` }, `unknown split '${k}' (known: ${SPLITS.join(', ')})`);
+  if (!set || typeof set !== 'object')
+    throw new InputError({ file: where.file, field: 'tasks' }, 'tasks() must return a list of tasks or {weight, harness, val, test} lists');
+  for (const k of Object.keys(set))
+    if (!SPLITS.includes(k as Split)) throw new InputError({ file: where.file, field: `tasks.${k}` }, `unknown split '${k}' (known: ${SPLITS.join(', ')})`);
   return lazySplits((s) => {
     const given = set[s];
     const list = typeof given === 'function' ? given() : (given ?? []);
@@ -191,7 +208,9 @@ export function materialiseSync<O, P>(def: DefinedDomain<O, P> | DomainDefinitio
 }
 
 function tasksError(e: unknown, id: string, ctx: MaterialiseContext): Error {
-  return e instanceof InputError ? e : new WhaleError(`${ctx.origin}${lineIn(e, ctx.origin)}: tasks() of domain '${id}' threw: ${e instanceof Error ? e.message : String(e)}`, 'domain');
+  return e instanceof InputError
+    ? e
+    : new WhaleError(`${ctx.origin}${lineIn(e, ctx.origin)}: tasks() of domain '${id}' threw: ${e instanceof Error ? e.message : String(e)}`, 'domain');
 }
 
 /** ':LINE:COL' of the innermost stack frame in `file` (the user's module), or ''. */
@@ -245,7 +264,12 @@ function assemble<O, P>(def: DomainDefinition<O, P>, sctx: SdkContext<O>, set: T
     tools,
     verify,
     // A command verifier times itself out (and kills its process); the runtime's deadline is a backstop past it.
-    limits: { ...limits, ...(typeof verifier !== 'function' && limits.verifierTimeoutMs === undefined ? { verifierTimeoutMs: (verifier.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS) + 2000 } : {}) },
+    limits: {
+      ...limits,
+      ...(typeof verifier !== 'function' && limits.verifierTimeoutMs === undefined
+        ? { verifierTimeoutMs: (verifier.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS) + 2000 }
+        : {}),
+    },
     h0Dir: path.resolve(ctx.moduleDir, def.h0),
     searchSpace,
   };

@@ -45,7 +45,8 @@ const REGISTRY: readonly DomainEntry[] = [
     id: SEARCHQA_ID,
     title: 'searchqa — open-domain QA with a search tool (Search-R1 data, 7 QA sets)',
     regime: 'harness-dominated',
-    summary: "the paper's SearchQA: Search-R1 Parquet/FlashRAG JSONL questions, a retriever behind Search-R1's /retrieve API, normalised EM; ships a synthetic sample and an embedded BM25 retriever.",
+    summary:
+      "the paper's SearchQA: Search-R1 Parquet/FlashRAG JSONL questions, a retriever behind Search-R1's /retrieve API, normalised EM; ships a synthetic sample and an embedded BM25 retriever.",
     h0: 'searchqa-h0',
     create: (o, c) => createSearchqaDomain(o, c),
   },
@@ -53,7 +54,8 @@ const REGISTRY: readonly DomainEntry[] = [
     id: MATH_ID,
     title: MATH_TITLE,
     regime: 'weight-dominated',
-    summary: 'the paper\'s Math: DAPO-Math-17k / AIME files, \\boxed{} answers checked by CAS, a code_interpreter tool on a SandboxFusion-compatible service, an assistant token budget.',
+    summary:
+      "the paper's Math: DAPO-Math-17k / AIME files, \\boxed{} answers checked by CAS, a code_interpreter tool on a SandboxFusion-compatible service, an assistant token budget.",
     h0: 'math-h0',
     create: (o, c) => createMathDomain(o, c),
   },
@@ -124,6 +126,7 @@ export function definitionEntry(def: DefinedDomain<never, unknown> | DomainDefin
     title: def.title,
     regime: def.regime ?? 'unknown',
     summary: def.summary ?? def.description.split(/(?<=\.)\s/)[0],
-    create: (options, ctx) => materialise(def as DomainDefinition<unknown, unknown>, options, { origin: `built-in domain ${def.id}`, moduleDir: moduleDir ?? process.cwd(), ...ctx }),
+    create: (options, ctx) =>
+      materialise(def as DomainDefinition<unknown, unknown>, options, { origin: `built-in domain ${def.id}`, moduleDir: moduleDir ?? process.cwd(), ...ctx }),
   };
 }

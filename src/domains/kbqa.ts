@@ -175,7 +175,12 @@ passages shown, add turns. Limits: 6 model calls, 24 completion tokens per call.
 model wrote in one of its completions, and no message may contain chat-template markers ("<|").`;
 
 function inputsOf(tasks: Task[]): TaskInput<KbqaPrivate>[] {
-  return tasks.map((t) => ({ id: t.id, question: t.public.question, ...(t.public.meta ? { meta: t.public.meta } : {}), private: t.private as unknown as KbqaPrivate }));
+  return tasks.map((t) => ({
+    id: t.id,
+    question: t.public.question,
+    ...(t.public.meta ? { meta: t.public.meta } : {}),
+    private: t.private as unknown as KbqaPrivate,
+  }));
 }
 
 /** kbqa as a `defineDomain` definition: the same contract a user's domain module uses. */
@@ -193,7 +198,12 @@ export const kbqaDefinition = defineDomain<BuiltinDomainOptions, KbqaPrivate>({
       return { weight: inputsOf(fromFile.weight), harness: inputsOf(fromFile.harness), val: inputsOf(fromFile.val), test: inputsOf(fromFile.test) };
     }
     const sizes = effectiveSizes(KBQA_SIZES, options);
-    const gen = (split: Split) => () => inputsOf(Array.from({ length: sizes[split] }, (_, i) => generateKbqaTask(new Rng(splitSeed(KBQA_ID, split, i, secret)), generatedTaskId(KBQA_ID, split, i, secret), split)));
+    const gen = (split: Split) => () =>
+      inputsOf(
+        Array.from({ length: sizes[split] }, (_, i) =>
+          generateKbqaTask(new Rng(splitSeed(KBQA_ID, split, i, secret)), generatedTaskId(KBQA_ID, split, i, secret), split),
+        ),
+      );
     return { weight: gen('weight'), harness: gen('harness'), val: gen('val'), test: gen('test') };
   },
   tools: [{ ...searchTool, call: (args, task) => searchTool.call(args, task as unknown as Task) }],

@@ -83,12 +83,27 @@ export async function loadProjectDomain(ref: DomainRef, ctx: ProjectDomainContex
     // A data domain in its own file (domains/NAME/domain.json): its paths resolve against that file's folder.
     const file = typeof ref.data === 'string' ? resolve(ctx.baseDir, ref.data) : configFile;
     const data = typeof ref.data === 'string' ? readDataDomainFile(file) : ref.data;
-    if (data.verifier.kind === 'command' && !ctx.trusted) throw new WhaleError(`${file}: the verifier is a command and runs only in a trusted workspace`, 'untrusted');
+    if (data.verifier.kind === 'command' && !ctx.trusted)
+      throw new WhaleError(`${file}: the verifier is a command and runs only in a trusted workspace`, 'untrusted');
     const def = dataDomainDefinition(data, file);
-    const d = await materialise(def, ref.options, { origin: file, moduleDir: dirname(file), baseDir: dirname(file), configFile, ...(ctx.secret ? { secret: ctx.secret } : {}) });
-    d.fingerprint = userDomainFingerprint(d, JSON.stringify(data), data.verifier.kind === 'command' ? { command: data.verifier.command, cwd: dirname(file) } : undefined);
+    const d = await materialise(def, ref.options, {
+      origin: file,
+      moduleDir: dirname(file),
+      baseDir: dirname(file),
+      configFile,
+      ...(ctx.secret ? { secret: ctx.secret } : {}),
+    });
+    d.fingerprint = userDomainFingerprint(
+      d,
+      JSON.stringify(data),
+      data.verifier.kind === 'command' ? { command: data.verifier.command, cwd: dirname(file) } : undefined,
+    );
     return Object.assign(d, { close: async () => {}, source: { kind: 'data' as const } });
   }
-  const d = await loadDomain(ref.id!, ref.options, { baseDir: ctx.baseDir, ...(ctx.secret ? { secret: ctx.secret } : {}), ...(ctx.trusted !== undefined ? { trusted: ctx.trusted } : {}) });
+  const d = await loadDomain(ref.id!, ref.options, {
+    baseDir: ctx.baseDir,
+    ...(ctx.secret ? { secret: ctx.secret } : {}),
+    ...(ctx.trusted !== undefined ? { trusted: ctx.trusted } : {}),
+  });
   return Object.assign(d, { close: async () => {}, source: { kind: 'builtin' as const } });
 }

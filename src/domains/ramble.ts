@@ -108,7 +108,12 @@ export const rambleDefinition = defineDomain<BuiltinDomainOptions, RamblePrivate
       return { weight: inputsOf(fromFile.weight), harness: inputsOf(fromFile.harness), val: inputsOf(fromFile.val), test: inputsOf(fromFile.test) };
     }
     const sizes = effectiveSizes(RAMBLE_SIZES, options);
-    const gen = (split: Split) => () => inputsOf(Array.from({ length: sizes[split] }, (_, i) => generateRambleTask(new Rng(splitSeed(RAMBLE_ID, split, i, secret)), generatedTaskId(RAMBLE_ID, split, i, secret), split)));
+    const gen = (split: Split) => () =>
+      inputsOf(
+        Array.from({ length: sizes[split] }, (_, i) =>
+          generateRambleTask(new Rng(splitSeed(RAMBLE_ID, split, i, secret)), generatedTaskId(RAMBLE_ID, split, i, secret), split),
+        ),
+      );
     return { weight: gen('weight'), harness: gen('harness'), val: gen('val'), test: gen('test') };
   },
   tools: [],

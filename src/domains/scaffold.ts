@@ -33,20 +33,41 @@ export function sampleTaskRows(): { id: string; question: string; answer: string
 }
 
 export function scaffoldDomain(projectDir: string, name: string, opts: { data?: boolean; force?: boolean } = {}): ScaffoldResult {
-  if (!DOMAIN_NAME.test(name)) throw new InputError({ file: '(command line)', field: 'NAME' }, `a domain name is lower-case letters, digits, '-' and '_' (got '${name}')`);
+  if (!DOMAIN_NAME.test(name))
+    throw new InputError({ file: '(command line)', field: 'NAME' }, `a domain name is lower-case letters, digits, '-' and '_' (got '${name}')`);
   const dir = join(projectDir, 'domains', name);
   if (existsSync(dir) && readdirSync(dir).length > 0 && !opts.force) throw new WhaleError(`${dir} exists; pass --force to overwrite`);
   mkdirSync(dir, { recursive: true });
   const template = join(resourcesDir(), 'domain-templates', opts.data ? 'data' : 'code');
   for (const f of readdirSync(template)) writeFileSync(join(dir, f), readFileSync(join(template, f), 'utf8').replaceAll('__ID__', name));
-  writeFileSync(join(dir, 'tasks.jsonl'), sampleTaskRows().map((r) => JSON.stringify(r)).join('\n') + '\n');
+  writeFileSync(
+    join(dir, 'tasks.jsonl'),
+    sampleTaskRows()
+      .map((r) => JSON.stringify(r))
+      .join('\n') + '\n',
+  );
   cpSync(harnessDir('qa-h0'), join(dir, 'h0'), { recursive: true, force: true });
   if (!opts.data) {
     // Types for the editor: `whale/domain` is a copy of the SDK beside the module (the engine bundles its own).
     cpSync(resolveDomainSdkFile(), join(dir, 'whale-domain.ts'));
     writeFileSync(
       join(dir, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', strict: true, noEmit: true, skipLibCheck: true, paths: { 'whale/domain': ['./whale-domain.ts'] } }, include: ['index.ts', 'whale-domain.ts'] }, null, 2) + '\n',
+      JSON.stringify(
+        {
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'ESNext',
+            moduleResolution: 'Bundler',
+            strict: true,
+            noEmit: true,
+            skipLibCheck: true,
+            paths: { 'whale/domain': ['./whale-domain.ts'] },
+          },
+          include: ['index.ts', 'whale-domain.ts'],
+        },
+        null,
+        2,
+      ) + '\n',
     );
   }
   const rel = `./domains/${name}`;

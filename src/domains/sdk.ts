@@ -47,7 +47,12 @@ export interface RolloutView {
   /** The harness's final answer, or null when it gave up. */
   finalAnswer: string | null;
   /** Every model call: the messages as sent and the completion text (plus usage, finish reason, token ids when known). */
-  modelCalls: { messages: { role: string; content: string }[]; completion: string; finishReason: string; usage: { promptTokens: number; completionTokens: number } }[];
+  modelCalls: {
+    messages: { role: string; content: string }[];
+    completion: string;
+    finishReason: string;
+    usage: { promptTokens: number; completionTokens: number };
+  }[];
   /** Harness events: tool calls with arguments and observations, logs, errors. */
   events: { t: number; type: string; name?: string; args?: unknown; observation?: string; message?: string }[];
 }
@@ -88,7 +93,10 @@ export interface DomainContext<O> {
   /** A per-project secret: mix it into generated tasks so none can be re-derived from its public id. */
   secret?: string;
   /** Reads a JSONL / JSON / CSV / Parquet file into rows that remember their line (a bad file is an input error naming it). */
-  readTable(file: string, opts?: { format?: 'jsonl' | 'json' | 'csv' | 'parquet' }): Promise<{ file: string; rows: { row: Record<string, unknown>; line: number }[] }>;
+  readTable(
+    file: string,
+    opts?: { format?: 'jsonl' | 'json' | 'csv' | 'parquet' },
+  ): Promise<{ file: string; rows: { row: Record<string, unknown>; line: number }[] }>;
 }
 
 export interface ToolDefinition<P = Json, O = unknown> {
@@ -101,7 +109,9 @@ export interface ToolDefinition<P = Json, O = unknown> {
 }
 
 /** Anything with zod's `safeParse` (zod 3 or 4, valibot adapters…), or a function that returns the options or throws. */
-export type OptionsSchema<O> = { safeParse(v: unknown): { success: true; data: O } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } } | ((raw: unknown) => O);
+export type OptionsSchema<O> =
+  | { safeParse(v: unknown): { success: true; data: O } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }
+  | ((raw: unknown) => O);
 
 export interface DomainDefinition<O = Record<string, unknown>, P = Json> {
   /** Lower-case letters, digits, '-' and '_': names the domain in trajectories and reports. */
@@ -117,7 +127,9 @@ export interface DomainDefinition<O = Record<string, unknown>, P = Json> {
   tasks(ctx: DomainContext<O>): TaskSet<P> | Promise<TaskSet<P>>;
   tools?: ToolDefinition<P, O>[];
   /** The verdict: a boolean, a score in [0, 1] (pass when ≥ 1), or a full verdict; or a command in any language. A throw is an infrastructure failure, not a failed task. */
-  verify: ((task: DomainTask<P>, rollout: RolloutView, ctx: DomainContext<O>) => boolean | number | VerdictInput | Promise<boolean | number | VerdictInput>) | CommandVerifier;
+  verify:
+    | ((task: DomainTask<P>, rollout: RolloutView, ctx: DomainContext<O>) => boolean | number | VerdictInput | Promise<boolean | number | VerdictInput>)
+    | CommandVerifier;
   /** A rule the rollout broke (the answer did not come from the model, an illegal move…), or null. */
   checkRules?(task: DomainTask<P>, rollout: RolloutView, ctx: DomainContext<O>): string | null | Promise<string | null>;
   /** The answer a correct rollout gives (`whale domain check` verifies that it passes); default: `private.answer`, or the first of `private.answers`. */
@@ -139,7 +151,23 @@ export type DefinedDomain<O = Record<string, unknown>, P = Json> = DomainDefinit
 const ID = /^[a-z0-9][a-z0-9_-]*$/;
 
 /** Checks a definition's shape (so a mistake is reported at the definition, not at the first rollout) and marks it. */
-const DEFINITION_KEYS = ['id', 'title', 'description', 'summary', 'regime', 'options', 'tasks', 'tools', 'verify', 'checkRules', 'gold', 'diagnostics', 'limits', 'h0', 'searchSpace'];
+const DEFINITION_KEYS = [
+  'id',
+  'title',
+  'description',
+  'summary',
+  'regime',
+  'options',
+  'tasks',
+  'tools',
+  'verify',
+  'checkRules',
+  'gold',
+  'diagnostics',
+  'limits',
+  'h0',
+  'searchSpace',
+];
 const LIMIT_KEYS = ['maxTokensPerCall', 'maxTurns', 'maxAssistantTokens', 'verifierTimeoutMs'];
 
 export function defineDomain<O = Record<string, unknown>, P = Json>(def: DomainDefinition<O, P>): DefinedDomain<O, P> {
@@ -154,7 +182,8 @@ export function defineDomain<O = Record<string, unknown>, P = Json>(def: DomainD
     if (!def.limits || typeof def.limits !== 'object') bad('limits', 'must be an object or a function of the context');
     for (const [k, n] of Object.entries(def.limits)) {
       if (!LIMIT_KEYS.includes(k)) bad(`limits.${k}`, `is not a limit (known: ${LIMIT_KEYS.join(', ')})`);
-      if (n !== undefined && (typeof n !== 'number' || !Number.isInteger(n) || n <= 0)) bad(`limits.${k}`, `must be a positive integer (got ${JSON.stringify(n)})`);
+      if (n !== undefined && (typeof n !== 'number' || !Number.isInteger(n) || n <= 0))
+        bad(`limits.${k}`, `must be a positive integer (got ${JSON.stringify(n)})`);
     }
   }
   if (typeof def.id !== 'string' || !ID.test(def.id)) bad('id', `must be lower-case letters, digits, '-' or '_' (got ${JSON.stringify(def.id)})`);
@@ -164,14 +193,20 @@ export function defineDomain<O = Record<string, unknown>, P = Json>(def: DomainD
   const v = def.verify as unknown;
   const isCommand = !!v && typeof v === 'object' && (v as CommandVerifier).kind === 'command';
   if (typeof v !== 'function' && !isCommand) bad('verify', "must be a function or { kind: 'command', command: [...] }");
-  if (isCommand && (!Array.isArray((v as CommandVerifier).command) || (v as CommandVerifier).command.length === 0 || !(v as CommandVerifier).command.every((s) => typeof s === 'string')))
+  if (
+    isCommand &&
+    (!Array.isArray((v as CommandVerifier).command) ||
+      (v as CommandVerifier).command.length === 0 ||
+      !(v as CommandVerifier).command.every((s) => typeof s === 'string'))
+  )
     bad('verify.command', 'must be a non-empty array of strings');
   for (const [i, t] of (def.tools ?? []).entries()) {
     if (!t || typeof t.name !== 'string' || !/^[A-Za-z_][A-Za-z0-9_-]*$/.test(t.name)) bad(`tools[${i}].name`, 'must be an identifier');
     if (typeof t.call !== 'function') bad(`tools[${i}].call`, 'must be a function');
     if (typeof t.description !== 'string') bad(`tools[${i}].description`, 'must be a string');
   }
-  if (def.regime !== undefined && !['harness-dominated', 'weight-dominated', 'mixed', 'unknown'].includes(def.regime)) bad('regime', 'must be harness-dominated, weight-dominated, mixed or unknown');
+  if (def.regime !== undefined && !['harness-dominated', 'weight-dominated', 'mixed', 'unknown'].includes(def.regime))
+    bad('regime', 'must be harness-dominated, weight-dominated, mixed or unknown');
   return Object.freeze({ ...def, kind: DOMAIN_BRAND });
 }
 

@@ -34,7 +34,13 @@ export interface EngineProject {
 
 /** The engine runs in the CLI process (the user's terminal, or one the extension starts only in a trusted workspace): domain code may run. */
 function projectDomainContext(project: EngineProject) {
-  return { baseDir: project.root, trusted: true, secret: projectSecret(project.storeDir), cacheDir: join(project.storeDir, 'cache'), ...(project.configFile.startsWith('(') ? {} : { configFile: project.configFile }) };
+  return {
+    baseDir: project.root,
+    trusted: true,
+    secret: projectSecret(project.storeDir),
+    cacheDir: join(project.storeDir, 'cache'),
+    ...(project.configFile.startsWith('(') ? {} : { configFile: project.configFile }),
+  };
 }
 
 export interface EngineHooks {
@@ -79,7 +85,15 @@ export class Engine {
     const { config } = project;
     const domain = await loadProjectDomain(config.domain, projectDomainContext(project));
     try {
-      checkSchedule(config.method, config.schedule, config.rsft, config.search, config.budget, { weight: domain.tasks('weight').length, harness: searchTaskCount(config, domain.tasks('harness').length) }, project.configFile);
+      checkSchedule(
+        config.method,
+        config.schedule,
+        config.rsft,
+        config.search,
+        config.budget,
+        { weight: domain.tasks('weight').length, harness: searchTaskCount(config, domain.tasks('harness').length) },
+        project.configFile,
+      );
     } finally {
       await domain.close();
     }
@@ -90,7 +104,8 @@ export class Engine {
       return await Engine.open(project, runId, hooks);
     } catch (e) {
       // Nothing ran (e.g. the backend cannot train): leave no empty run behind.
-      if (!existsSync(runs.journalFile(runId)) || !new Journal(runs.journalFile(runId)).all().some((x) => x.type === 'run_started')) rmSync(runs.runDir(runId), { recursive: true, force: true });
+      if (!existsSync(runs.journalFile(runId)) || !new Journal(runs.journalFile(runId)).all().some((x) => x.type === 'run_started'))
+        rmSync(runs.runDir(runId), { recursive: true, force: true });
       throw e;
     }
   }
@@ -120,11 +135,19 @@ export class Engine {
     const domain = await loadProjectDomain(config.domain, projectDomainContext(project));
     const started = journal.all().find((e) => e.type === 'run_started');
     const recorded = (started as { domainSource?: { codeHash?: string } } | undefined)?.domainSource?.codeHash;
-    if (recorded && domain.source.codeHash && recorded !== domain.source.codeHash) (hooks.log ?? console.error)(`warning: the domain module ${domain.source.module} changed since run ${runId} started (code ${recorded.slice(0, 12)} then, ${domain.source.codeHash.slice(0, 12)} now)`);
+    if (recorded && domain.source.codeHash && recorded !== domain.source.codeHash)
+      (hooks.log ?? console.error)(
+        `warning: the domain module ${domain.source.module} changed since run ${runId} started (code ${recorded.slice(0, 12)} then, ${domain.source.codeHash.slice(0, 12)} now)`,
+      );
     const state = started ? foldRun(journal.all()) : undefined;
     const backendCfg = state && config.backend.kind === 'embedded' ? { ...config.backend, model: state.version } : config.backend;
     const log = hooks.log ?? ((l: string) => console.error(l));
-    const backend = await createBackend(backendCfg, { storeDir: project.storeDir, version: state?.version, runId, onRetry: (r) => log(`backend: ${r.reason} — retrying ${r.url} in ${r.delayMs} ms (attempt ${r.attempt})`) });
+    const backend = await createBackend(backendCfg, {
+      storeDir: project.storeDir,
+      version: state?.version,
+      runId,
+      onRetry: (r) => log(`backend: ${r.reason} — retrying ${r.url} in ${r.delayMs} ms (attempt ${r.attempt})`),
+    });
     const caps = await backend.capabilities();
     try {
       assertBackendFits(config.method, backend.kind, caps, project.configFile);
@@ -133,7 +156,14 @@ export class Engine {
       await domain.close();
       throw e;
     }
-    const runtime = new HarnessRuntime({ domain, backend, limits: config.sandbox, sampling: config.sampling, concurrency: config.evaluation.concurrency, cacheDir: join(project.storeDir, 'cache', 'bundles') });
+    const runtime = new HarnessRuntime({
+      domain,
+      backend,
+      limits: config.sandbox,
+      sampling: config.sampling,
+      concurrency: config.evaluation.concurrency,
+      cacheDir: join(project.storeDir, 'cache', 'bundles'),
+    });
     const archive = await HarnessArchive.open(join(project.storeDir, 'archive.git'));
     const abort = new AbortController();
     hooks.signal?.addEventListener('abort', () => abort.abort(), { once: true });
@@ -158,8 +188,22 @@ export class Engine {
     journal.append('session_started', { pid: process.pid });
     const engine = new Engine(ctx, hooks.proposer ?? createProposer(config.search), domain);
     if (!started) {
-      const h0 = await archive.add(config.harness, { parents: [], message: 'h0: the initial harness', meta: { run: runId, round: 0, origin: 'seed', hypothesis: 'the initial harness h0' } });
-      journal.append('run_started', { runId, method: config.method, seed: config.seed, domain: domain.id, domainSource: domain.source, h0: h0.treeHash, harness: h0.treeHash, version: backend.currentVersion(), backend: { kind: backend.kind, capabilities: caps } });
+      const h0 = await archive.add(config.harness, {
+        parents: [],
+        message: 'h0: the initial harness',
+        meta: { run: runId, round: 0, origin: 'seed', hypothesis: 'the initial harness h0' },
+      });
+      journal.append('run_started', {
+        runId,
+        method: config.method,
+        seed: config.seed,
+        domain: domain.id,
+        domainSource: domain.source,
+        h0: h0.treeHash,
+        harness: h0.treeHash,
+        version: backend.currentVersion(),
+        backend: { kind: backend.kind, capabilities: caps },
+      });
       runs.setCurrent(runId);
     }
     return engine;
@@ -195,8 +239,10 @@ export class Engine {
       if (kind === 'weight') {
         const cap = matchedSteps(ctx.config.schedule, ctx.domain.tasks('weight').length, ctx.config.rsft.batchPrompts);
         const steps = this.state().globalStep;
-        if (steps >= cap) return `budget: ${steps} of ${cap} RSFT steps (matched-steps: WHALE's ${ctx.config.schedule.cycles} cycles × E ${ctx.config.schedule.epochs})`;
-        if (b.rollouts !== undefined && l.trainingRollouts + Math.max(1, nextUnit) > b.rollouts) return `budget: ${l.trainingRollouts} of ${b.rollouts} training rollouts spent (matched-steps: search on top)`;
+        if (steps >= cap)
+          return `budget: ${steps} of ${cap} RSFT steps (matched-steps: WHALE's ${ctx.config.schedule.cycles} cycles × E ${ctx.config.schedule.epochs})`;
+        if (b.rollouts !== undefined && l.trainingRollouts + Math.max(1, nextUnit) > b.rollouts)
+          return `budget: ${l.trainingRollouts} of ${b.rollouts} training rollouts spent (matched-steps: search on top)`;
       }
     } else if (b.rollouts !== undefined && l.trainingRollouts + l.searchRollouts + Math.max(1, nextUnit) > b.rollouts) {
       const spent = l.trainingRollouts + l.searchRollouts;
@@ -233,7 +279,17 @@ export class Engine {
       signal: ctx.signal,
       onProgress: (d, t) => ctx.progress(validationLabel(phase), d, t),
     });
-    ctx.journal.append('validation', { phase, version: ctx.backend.currentVersion(), harness: s.harness, mean: r.summary.meanAtK, se: r.summary.standardError, k: r.summary.k, keyHash: r.summary.keyHash, newRollouts: r.newRollouts, spent: [{ key: r.summary.keyHash, rollouts: r.summary.rollouts, paid: r.runRollouts }] });
+    ctx.journal.append('validation', {
+      phase,
+      version: ctx.backend.currentVersion(),
+      harness: s.harness,
+      mean: r.summary.meanAtK,
+      se: r.summary.standardError,
+      k: r.summary.k,
+      keyHash: r.summary.keyHash,
+      newRollouts: r.newRollouts,
+      spent: [{ key: r.summary.keyHash, rollouts: r.summary.rollouts, paid: r.runRollouts }],
+    });
     ctx.log(`${validationLabel(phase)}: mean@${r.summary.k} ${(100 * r.summary.meanAtK).toFixed(1)}% ± ${(100 * r.summary.standardError).toFixed(1)}`);
   }
 
@@ -258,7 +314,14 @@ export class Engine {
       if (this.state().nextPhase > 0) await this.validate(this.state().nextPhase - 1);
       const state = this.state();
       if (state.finished) return { state, phasesRun, reason: state.finished.reason };
-      const plan = phasePlan(ctx.config.method, ctx.config.schedule, state.nextPhase, ctx.domain.tasks('weight').length, ctx.config.rsft.batchPrompts, ctx.config.budget.mode);
+      const plan = phasePlan(
+        ctx.config.method,
+        ctx.config.schedule,
+        state.nextPhase,
+        ctx.domain.tasks('weight').length,
+        ctx.config.rsft.batchPrompts,
+        ctx.config.budget.mode,
+      );
       if (!plan) {
         await this.testBestPair();
         return finish('schedule complete', true);
@@ -271,7 +334,13 @@ export class Engine {
       }
       const stopped = await this.runPhase(plan, state);
       if (stopped) {
-        const reason = this.stopReason(plan.kind === 'weight' ? ctx.config.rsft.batchPrompts * ctx.config.rsft.groupSize : ctx.config.search.candidatesPerRound * (ctx.searchTasks.length + 1), plan.kind) ?? 'stop requested';
+        const reason =
+          this.stopReason(
+            plan.kind === 'weight'
+              ? ctx.config.rsft.batchPrompts * ctx.config.rsft.groupSize
+              : ctx.config.search.candidatesPerRound * (ctx.searchTasks.length + 1),
+            plan.kind,
+          ) ?? 'stop requested';
         if (reason.startsWith('budget')) {
           const closed = await this.closeCutPhase(plan, state, reason);
           if (closed) await this.validate(plan.index);
@@ -293,15 +362,32 @@ export class Engine {
     const { ctx } = this;
     if (!ctx.journal.ofType<{ phase: number }>('phase_started').some((e) => e.phase === plan.index)) {
       // What the schedule planned (the report sets it beside what ran: a budget may cut a phase short).
-      const planned = { ...(plan.steps ? { steps: { min: plan.steps.min, max: Number.isFinite(plan.steps.max) ? plan.steps.max : null } } : {}), ...(plan.iterations ? { iterations: plan.iterations } : {}), ...(plan.epochsPerStep !== undefined ? { epochsPerStep: plan.epochsPerStep } : {}) };
-      ctx.journal.append('phase_started', { phase: plan.index, kind: plan.kind, cycle: plan.cycle, mode: plan.mode, adaptive: plan.adaptive, version: state.version, harness: state.harness, planned });
+      const planned = {
+        ...(plan.steps ? { steps: { min: plan.steps.min, max: Number.isFinite(plan.steps.max) ? plan.steps.max : null } } : {}),
+        ...(plan.iterations ? { iterations: plan.iterations } : {}),
+        ...(plan.epochsPerStep !== undefined ? { epochsPerStep: plan.epochsPerStep } : {}),
+      };
+      ctx.journal.append('phase_started', {
+        phase: plan.index,
+        kind: plan.kind,
+        cycle: plan.cycle,
+        mode: plan.mode,
+        adaptive: plan.adaptive,
+        version: state.version,
+        harness: state.harness,
+        planned,
+      });
     }
-    ctx.log(`phase ${plan.index}: ${plan.kind}${plan.adaptive ? ' (adaptive)' : ''} of cycle ${plan.cycle}, policy ${state.version}, harness ${state.harness.slice(0, 12)}`);
+    ctx.log(
+      `phase ${plan.index}: ${plan.kind}${plan.adaptive ? ' (adaptive)' : ''} of cycle ${plan.cycle}, policy ${state.version}, harness ${state.harness.slice(0, 12)}`,
+    );
     if (plan.kind === 'weight') {
       const steps = ctx.journal.ofType<{ phase: number; meanReward: number }>('weight_step').filter((e) => e.phase === plan.index);
       const rewards = steps.map((e) => e.meanReward);
       for (;;) {
-        const done = plan.adaptive ? weightPhaseShouldStop(rewards, { min: plan.steps!.min, max: plan.steps!.max, ...plan.rule! }) : rewards.length >= plan.steps!.max;
+        const done = plan.adaptive
+          ? weightPhaseShouldStop(rewards, { min: plan.steps!.min, max: plan.steps!.max, ...plan.rule! })
+          : rewards.length >= plan.steps!.max;
         if (done) break;
         if (this.stopReason(ctx.config.rsft.batchPrompts * ctx.config.rsft.groupSize, 'weight')) return true;
         const globalStep = this.state().globalStep;
@@ -313,20 +399,35 @@ export class Engine {
           harnessDir: await candidateDir(ctx, state.harness),
           globalStep,
           runSeed: ctx.config.seed,
-          hyper: { batchSize: ctx.config.rsft.batchPrompts, groupSize: ctx.config.rsft.groupSize, learningRate: ctx.config.rsft.learningRate, minibatchSize: ctx.config.rsft.minibatch, loss: ctx.config.rsft.loss },
+          hyper: {
+            batchSize: ctx.config.rsft.batchPrompts,
+            groupSize: ctx.config.rsft.groupSize,
+            learningRate: ctx.config.rsft.learningRate,
+            minibatchSize: ctx.config.rsft.minibatch,
+            loss: ctx.config.rsft.loss,
+          },
           sampling: ctx.config.sampling,
           limits: ctx.config.sandbox,
           concurrency: ctx.config.evaluation.concurrency,
           runId: ctx.runId,
           phase: String(plan.index),
           signal: ctx.signal,
-          onRollouts: (d, t) => ctx.progress(`phase ${plan.index} step ${rewards.length + 1}${Number.isFinite(plan.steps!.max) ? `/${plan.steps!.max}` : ''}`, d, t),
+          onRollouts: (d, t) =>
+            ctx.progress(`phase ${plan.index} step ${rewards.length + 1}${Number.isFinite(plan.steps!.max) ? `/${plan.steps!.max}` : ''}`, d, t),
         });
         const { losses: _losses, ...metrics } = m;
         const spent = [{ key: m.evalKeyHash, rollouts: m.rollouts, paid: ctx.results.countRunRollouts(m.evalKeyHash, ctx.runId) }];
-        ctx.journal.append('weight_step', { phase: plan.index, step: rewards.length, ...metrics, meanLoss: Number.isFinite(m.meanLoss) ? m.meanLoss : null, spent });
+        ctx.journal.append('weight_step', {
+          phase: plan.index,
+          step: rewards.length,
+          ...metrics,
+          meanLoss: Number.isFinite(m.meanLoss) ? m.meanLoss : null,
+          spent,
+        });
         rewards.push(m.meanReward);
-        ctx.log(`  step ${rewards.length}: reward ${(100 * m.meanReward).toFixed(1)}%, accepted ${m.accepted}/${m.rollouts}, truncated ${(100 * m.truncationRate).toFixed(0)}%, loss ${Number.isFinite(m.meanLoss) ? m.meanLoss.toFixed(3) : '-'} → policy ${m.versionAfter}`);
+        ctx.log(
+          `  step ${rewards.length}: reward ${(100 * m.meanReward).toFixed(1)}%, accepted ${m.accepted}/${m.rollouts}, truncated ${(100 * m.truncationRate).toFixed(0)}%, loss ${Number.isFinite(m.meanLoss) ? m.meanLoss.toFixed(3) : '-'} → policy ${m.versionAfter}`,
+        );
       }
       ctx.journal.append('phase_completed', { phase: plan.index, kind: 'weight', version: ctx.backend.currentVersion(), harness: state.harness });
       return false;
@@ -359,7 +460,9 @@ export class Engine {
       harness = await acceptPhase(ctx, plan.index, state.harness, (cost) => cost <= left);
     }
     ctx.journal.append('phase_completed', { phase: plan.index, kind: plan.kind, version: ctx.backend.currentVersion(), harness, truncated: reason });
-    ctx.log(`phase ${plan.index}: cut short by the ${reason}; closed with what it paid for${plan.kind === 'harness' ? ` (accepted harness ${harness.slice(0, 12)})` : ''}`);
+    ctx.log(
+      `phase ${plan.index}: cut short by the ${reason}; closed with what it paid for${plan.kind === 'harness' ? ` (accepted harness ${harness.slice(0, 12)})` : ''}`,
+    );
     return true;
   }
 
@@ -388,8 +491,19 @@ export class Engine {
       signal: ctx.signal,
       onProgress: (d, t) => ctx.progress('test (sealed; report only)', d, t),
     });
-    ctx.journal.append('test_evaluation', { version: best.version, harness: best.harness, mean: r.summary.meanAtK, se: r.summary.standardError, k: r.summary.k, newRollouts: r.newRollouts, keyHash: r.summary.keyHash, spent: [{ key: r.summary.keyHash, rollouts: r.summary.rollouts, paid: r.runRollouts }] });
-    ctx.log(`test (sealed, best pair from phase ${best.phase}): mean@${r.summary.k} ${(100 * r.summary.meanAtK).toFixed(1)}% ± ${(100 * r.summary.standardError).toFixed(1)}`);
+    ctx.journal.append('test_evaluation', {
+      version: best.version,
+      harness: best.harness,
+      mean: r.summary.meanAtK,
+      se: r.summary.standardError,
+      k: r.summary.k,
+      newRollouts: r.newRollouts,
+      keyHash: r.summary.keyHash,
+      spent: [{ key: r.summary.keyHash, rollouts: r.summary.rollouts, paid: r.runRollouts }],
+    });
+    ctx.log(
+      `test (sealed, best pair from phase ${best.phase}): mean@${r.summary.k} ${(100 * r.summary.meanAtK).toFixed(1)}% ± ${(100 * r.summary.standardError).toFixed(1)}`,
+    );
   }
 }
 

@@ -112,10 +112,25 @@ function servable(s: EvalSummary | undefined): s is EvalSummary {
 function answerFromStore(store: ResultStore, keyHash: string, runId: string | undefined): EvaluationResult {
   const done = store.summary(keyHash)!;
   const runRollouts = runId ? store.countRunRollouts(keyHash, runId) : 0; // from the summary: no file read
-  return { summary: done, tasks: store.taskResults(keyHash) ?? [], cacheHit: true, newRollouts: 0, runRollouts, trajectoriesFile: store.trajectoriesFile(keyHash) };
+  return {
+    summary: done,
+    tasks: store.taskResults(keyHash) ?? [],
+    cacheHit: true,
+    newRollouts: 0,
+    runRollouts,
+    trajectoriesFile: store.trajectoriesFile(keyHash),
+  };
 }
 
-async function evaluateLocked<P extends { treeHash: string }>(opts: EvaluateOptions<P>, store: ResultStore, key: EvalKey, keyHash: string, tasks: Task[], prepared: P, started: number): Promise<EvaluationResult> {
+async function evaluateLocked<P extends { treeHash: string }>(
+  opts: EvaluateOptions<P>,
+  store: ResultStore,
+  key: EvalKey,
+  keyHash: string,
+  tasks: Task[],
+  prepared: P,
+  started: number,
+): Promise<EvaluationResult> {
   // Another engine may have finished it while we waited for the lock.
   if (servable(store.summary(keyHash))) return answerFromStore(store, keyHash, opts.runId);
   store.begin(key);
@@ -158,7 +173,12 @@ async function evaluateLocked<P extends { treeHash: string }>(opts: EvaluateOpti
           break;
         }
         // Not a verdict: neither stored nor scored. Retry the same (task, sample, seed) after a wait.
-        const failure = { taskId: item.task.id, sampleIndex: item.sampleIndex, source: t.infra?.source ?? 'runtime', message: t.infra?.message ?? t.terminationDetail ?? 'infrastructure failure' };
+        const failure = {
+          taskId: item.task.id,
+          sampleIndex: item.sampleIndex,
+          source: t.infra?.source ?? 'runtime',
+          message: t.infra?.message ?? t.terminationDetail ?? 'infrastructure failure',
+        };
         const willRetry = attempt <= retries && !gaveUp && !opts.signal?.aborted;
         opts.onInfra?.({ ...failure, attempt, willRetry });
         if (!willRetry) {
@@ -220,7 +240,14 @@ interface Outcome {
 }
 
 function outcomeOf(t: Trajectory): Outcome {
-  return { taskId: t.taskId, sampleIndex: t.sampleIndex, ...(t.runId ? { runId: t.runId } : {}), pass: t.verdict.pass, termination: t.termination, turns: t.modelCalls.length };
+  return {
+    taskId: t.taskId,
+    sampleIndex: t.sampleIndex,
+    ...(t.runId ? { runId: t.runId } : {}),
+    pass: t.verdict.pass,
+    termination: t.termination,
+    turns: t.modelCalls.length,
+  };
 }
 
 function countBy(keys: string[]): Record<string, number> {

@@ -51,15 +51,28 @@ async function evaluateOnSearchTasks(ctx: RunContext, treeHash: string, k: numbe
     phase: String(phase),
     signal: ctx.signal,
     onProgress: (d, t) => ctx.progress(`phase ${phase} ${label} ${treeHash.slice(0, 8)}`, d, t),
-    onInfra: (i) => ctx.log(`  infrastructure failure (${i.source}) on ${i.taskId}#${i.sampleIndex}: ${i.message}${i.willRetry ? ' — not scored, retrying' : ''}`),
+    onInfra: (i) =>
+      ctx.log(`  infrastructure failure (${i.source}) on ${i.taskId}#${i.sampleIndex}: ${i.message}${i.willRetry ? ' — not scored, retrying' : ''}`),
   });
 }
 
 /** Scores a candidate on the harness split with one rollout per task under the current version. */
 async function score(ctx: RunContext, treeHash: string, phase: number, round: number, extraRollouts = 0): Promise<ScoredEvent> {
   const r = await evaluateOnSearchTasks(ctx, treeHash, 1, searchSeed(ctx.config.seed), phase, `round ${round}`);
-  const ev = { phase, round, treeHash, version: ctx.backend.currentVersion(), mean: r.summary.meanAtK, se: r.summary.standardError, meanTurns: r.summary.meanTurns, keyHash: r.summary.keyHash };
-  const spent = [{ key: r.summary.keyHash, rollouts: r.summary.rollouts, paid: r.runRollouts }, ...(extraRollouts ? [{ key: `smoke/${phase}/${treeHash}`, rollouts: extraRollouts }] : [])];
+  const ev = {
+    phase,
+    round,
+    treeHash,
+    version: ctx.backend.currentVersion(),
+    mean: r.summary.meanAtK,
+    se: r.summary.standardError,
+    meanTurns: r.summary.meanTurns,
+    keyHash: r.summary.keyHash,
+  };
+  const spent = [
+    { key: r.summary.keyHash, rollouts: r.summary.rollouts, paid: r.runRollouts },
+    ...(extraRollouts ? [{ key: `smoke/${phase}/${treeHash}`, rollouts: extraRollouts }] : []),
+  ];
   ctx.journal.append('candidate_scored', { ...ev, newRollouts: r.newRollouts + extraRollouts, cacheHit: r.cacheHit, spent });
   return ev;
 }
@@ -73,7 +86,8 @@ export async function candidateRecords(ctx: RunContext): Promise<CandidateRecord
     scores.set(e.treeHash, list);
   }
   // The archive is shared by every run of a project; a proposer sees this run's candidates.
-  const mine = (c: { meta: { run?: string }; links: { meta: { run?: string } }[]; treeHash: string }) => c.meta.run === ctx.runId || c.links.some((l) => l.meta.run === ctx.runId) || scores.has(c.treeHash);
+  const mine = (c: { meta: { run?: string }; links: { meta: { run?: string } }[]; treeHash: string }) =>
+    c.meta.run === ctx.runId || c.links.some((l) => l.meta.run === ctx.runId) || scores.has(c.treeHash);
   const invalid = new Map(ctx.journal.ofType<{ treeHash: string | null; reasons: string[] }>('candidate_invalid').map((e) => [e.treeHash, e.reasons]));
   return (await ctx.archive.list()).filter(mine).map((c) => ({
     treeHash: c.treeHash,
@@ -105,7 +119,12 @@ export function archiveBest(scored: readonly ScoredEvent[], version: string): Sc
  * Noise-aware acceptance: the challenger replaces the incumbent only when, re-evaluated on fresh
  * samples of the same tasks, its paired per-task advantage exceeds z standard errors.
  */
-async function pairedChoice(ctx: RunContext, incumbent: string, challenger: string, phase: number): Promise<{ chosen: string; diff: number; seDiff: number; newRollouts: number; spent: { key: string; rollouts: number; paid: number }[] }> {
+async function pairedChoice(
+  ctx: RunContext,
+  incumbent: string,
+  challenger: string,
+  phase: number,
+): Promise<{ chosen: string; diff: number; seDiff: number; newRollouts: number; spent: { key: string; rollouts: number; paid: number }[] }> {
   const { pairedSamples, pairedZ } = ctx.config.search;
   let newRollouts = 0;
   const spent: { key: string; rollouts: number; paid: number }[] = [];
@@ -135,7 +154,13 @@ export interface HarnessPhaseResult {
  * score, then accept the archive-wide best (or the paired rule's choice). A round is the unit of
  * resume: a proposal is journaled as soon as it exists (never paid for twice), scoring is cached.
  */
-export async function runHarnessPhase(ctx: RunContext, plan: PhasePlan, incumbent: string, proposer: Proposer, shouldStop: () => string | undefined): Promise<HarnessPhaseResult> {
+export async function runHarnessPhase(
+  ctx: RunContext,
+  plan: PhasePlan,
+  incumbent: string,
+  proposer: Proposer,
+  shouldStop: () => string | undefined,
+): Promise<HarnessPhaseResult> {
   const phase = plan.index;
   const version = ctx.backend.currentVersion();
   const phaseDir = join(ctx.runDir, 'phases', `${phase}-harness`);
@@ -154,10 +179,18 @@ export async function runHarnessPhase(ctx: RunContext, plan: PhasePlan, incumben
     return Array.from({ length: iterations }, (_, r) => Math.max(...scored.filter((e) => e.round <= r).map((e) => e.mean)));
   };
   const { min, max } = plan.iterations!;
-  const validations = new ValidationCache(async () => ({ runtime: ctx.runtime, domain: ctx.domain, mode: plan.mode, h0Dir: await h0Dir(ctx), smokeTask: ctx.searchTasks[0] }));
+  const validations = new ValidationCache(async () => ({
+    runtime: ctx.runtime,
+    domain: ctx.domain,
+    mode: plan.mode,
+    h0Dir: await h0Dir(ctx),
+    smokeTask: ctx.searchTasks[0],
+  }));
   for (let round = 1; ; round++) {
     const iterationsDone = round; // the seed evaluation is iteration 1
-    const done = plan.adaptive ? harnessPhaseShouldStop(bestAfter(iterationsDone), { min, max, patience: ctx.config.schedule.adaptive.patienceIterations }) : iterationsDone >= max;
+    const done = plan.adaptive
+      ? harnessPhaseShouldStop(bestAfter(iterationsDone), { min, max, patience: ctx.config.schedule.adaptive.patienceIterations })
+      : iterationsDone >= max;
     if (done) break;
     if (inPhase<{ phase: number; round: number }>('round_done').some((e) => e.round === round)) continue;
     const why = shouldStop();
@@ -191,27 +224,68 @@ export async function runHarnessPhase(ctx: RunContext, plan: PhasePlan, incumben
       };
       let p: Proposal;
       try {
-        p = await proposer.propose({ round, count: ctx.config.search.candidatesPerRound, view, outDir, seed: hashSeed(`propose/${ctx.config.seed}/${phase}/${round}`), signal: ctx.signal, validate, logFile, ...(dollarsLeft !== undefined ? { dollarsLeft } : {}) });
+        p = await proposer.propose({
+          round,
+          count: ctx.config.search.candidatesPerRound,
+          view,
+          outDir,
+          seed: hashSeed(`propose/${ctx.config.seed}/${phase}/${round}`),
+          signal: ctx.signal,
+          validate,
+          logFile,
+          ...(dollarsLeft !== undefined ? { dollarsLeft } : {}),
+        });
       } catch (e) {
         chargeLostSession(ctx, phase, round, logFile); // what the failed session spent is in the ledger now
         throw e;
       }
       saveSessionLog(logFile, p.log);
       ctx.log(`  ${proposer.kind} proposer: ${p.candidates.length} candidate(s), $${p.dollars.toFixed(4)}`);
-      proposal = ctx.journal.append('proposal', { phase, round, candidates: p.candidates, report: p.report, dollars: p.dollars, proposer: proposer.kind, ...(p.stopped ? { stopped: p.stopped } : {}), sessionLog: relative(ctx.runDir, logFile) });
+      proposal = ctx.journal.append('proposal', {
+        phase,
+        round,
+        candidates: p.candidates,
+        report: p.report,
+        dollars: p.dollars,
+        proposer: proposer.kind,
+        ...(p.stopped ? { stopped: p.stopped } : {}),
+        sessionLog: relative(ctx.runDir, logFile),
+      });
       if (p.stopped) ctx.log(`  the proposer stopped early: ${p.stopped}`);
     }
     for (const c of proposal.candidates) {
       if (!existsSync(join(c.dir, 'harness.json')) && !existsSync(c.dir)) {
-        ctx.journal.append('candidate_invalid', { phase, round, treeHash: null, dir: c.dir, reasons: ['the proposer reported a folder that does not exist'], newRollouts: 0 });
+        ctx.journal.append('candidate_invalid', {
+          phase,
+          round,
+          treeHash: null,
+          dir: c.dir,
+          reasons: ['the proposer reported a folder that does not exist'],
+          newRollouts: 0,
+        });
         continue;
       }
-      const added = await ctx.archive.add(c.dir, { parents: c.parents, message: c.hypothesis.split('\n')[0] || 'candidate', meta: { run: ctx.runId, round, origin: 'proposer', proposer: proposer.kind, hypothesis: c.hypothesis } });
+      const added = await ctx.archive.add(c.dir, {
+        parents: c.parents,
+        message: c.hypothesis.split('\n')[0] || 'candidate',
+        meta: { run: ctx.runId, round, origin: 'proposer', proposer: proposer.kind, hypothesis: c.hypothesis },
+      });
       const treeHash = added.treeHash;
-      if (inPhase<ScoredEvent>('candidate_scored').some((e) => e.treeHash === treeHash) || inPhase<{ treeHash: string; phase: number }>('candidate_invalid').some((e) => e.treeHash === treeHash)) continue;
+      if (
+        inPhase<ScoredEvent>('candidate_scored').some((e) => e.treeHash === treeHash) ||
+        inPhase<{ treeHash: string; phase: number }>('candidate_invalid').some((e) => e.treeHash === treeHash)
+      )
+        continue;
       const v = await validations.validate(await candidateDir(ctx, treeHash), treeHash);
       if (!v.ok) {
-        ctx.journal.append('candidate_invalid', { phase, round, treeHash, reasons: v.reasons, newRollouts: v.smokeRollouts ?? 0, spent: [{ key: `smoke/${phase}/${treeHash}`, rollouts: v.smokeRollouts ?? 0 }] });
+        ctx.journal.append('candidate_invalid', {
+          phase,
+          round,
+          treeHash,
+          reasons: v.reasons,
+          newRollouts: v.smokeRollouts ?? 0,
+          spent: [{ key: `smoke/${phase}/${treeHash}`, rollouts: v.smokeRollouts ?? 0 }],
+        });
         ctx.log(`  candidate ${treeHash.slice(0, 8)} invalid: ${v.reasons.join('; ')}`);
         continue;
       }
@@ -237,15 +311,33 @@ export async function acceptPhase(ctx: RunContext, phase: number, incumbent: str
   const version = ctx.backend.currentVersion();
   const best = archiveBest(ctx.journal.ofType<ScoredEvent>('candidate_scored'), version)!;
   let chosen = best.treeHash;
-  const acceptance: Record<string, unknown> = { phase, rule: ctx.config.search.acceptance, archiveBest: best.treeHash, archiveBestMean: best.mean, incumbent, newRollouts: 0 };
+  const acceptance: Record<string, unknown> = {
+    phase,
+    rule: ctx.config.search.acceptance,
+    archiveBest: best.treeHash,
+    archiveBestMean: best.mean,
+    incumbent,
+    newRollouts: 0,
+  };
   if (ctx.config.search.acceptance === 'paired' && best.treeHash !== incumbent) {
     if (pairedFits(2 * ctx.config.search.pairedSamples * ctx.searchTasks.length)) {
       const p = await pairedChoice(ctx, incumbent, best.treeHash, phase);
       chosen = p.chosen;
-      Object.assign(acceptance, { pairedChoice: p.chosen, diff: p.diff, seDiff: p.seDiff, newRollouts: p.newRollouts, spent: p.spent, changedChoice: p.chosen !== best.treeHash });
+      Object.assign(acceptance, {
+        pairedChoice: p.chosen,
+        diff: p.diff,
+        seDiff: p.seDiff,
+        newRollouts: p.newRollouts,
+        spent: p.spent,
+        changedChoice: p.chosen !== best.treeHash,
+      });
     } else {
       chosen = incumbent;
-      Object.assign(acceptance, { pairedChoice: incumbent, changedChoice: true, note: 'the paired re-evaluation did not fit the remaining budget: the incumbent stays' });
+      Object.assign(acceptance, {
+        pairedChoice: incumbent,
+        changedChoice: true,
+        note: 'the paired re-evaluation did not fit the remaining budget: the incumbent stays',
+      });
     }
   }
   ctx.journal.append('acceptance', { ...acceptance, chosen });
@@ -258,13 +350,31 @@ export async function acceptPhase(ctx: RunContext, phase: number, incumbent: str
  * proposals, so the archive-wide acceptance can pick them. Returns true when asked to stop first.
  */
 async function scoreSubmissions(ctx: RunContext, phase: number, mode: PhasePlan['mode'], shouldStop: () => string | undefined): Promise<boolean> {
-  const seen = new Set([...ctx.journal.ofType<{ treeHash: string | null }>('candidate_scored'), ...ctx.journal.ofType<{ treeHash: string | null }>('candidate_invalid')].map((e) => e.treeHash));
+  const seen = new Set(
+    [...ctx.journal.ofType<{ treeHash: string | null }>('candidate_scored'), ...ctx.journal.ofType<{ treeHash: string | null }>('candidate_invalid')].map(
+      (e) => e.treeHash,
+    ),
+  );
   for (const treeHash of await submittedCandidates(ctx.archive)) {
     if (seen.has(treeHash)) continue;
     if (shouldStop()) return true;
-    const v = await validateCandidate(await candidateDir(ctx, treeHash), { runtime: ctx.runtime, domain: ctx.domain, mode, h0Dir: await h0Dir(ctx), smokeTask: ctx.searchTasks[0] });
+    const v = await validateCandidate(await candidateDir(ctx, treeHash), {
+      runtime: ctx.runtime,
+      domain: ctx.domain,
+      mode,
+      h0Dir: await h0Dir(ctx),
+      smokeTask: ctx.searchTasks[0],
+    });
     if (!v.ok) {
-      ctx.journal.append('candidate_invalid', { phase, round: 0, treeHash, origin: 'human', reasons: v.reasons, newRollouts: v.smokeRollouts ?? 0, spent: [{ key: `smoke/${phase}/${treeHash}`, rollouts: v.smokeRollouts ?? 0 }] });
+      ctx.journal.append('candidate_invalid', {
+        phase,
+        round: 0,
+        treeHash,
+        origin: 'human',
+        reasons: v.reasons,
+        newRollouts: v.smokeRollouts ?? 0,
+        spent: [{ key: `smoke/${phase}/${treeHash}`, rollouts: v.smokeRollouts ?? 0 }],
+      });
       ctx.log(`  hand-made candidate ${treeHash.slice(0, 8)} invalid: ${v.reasons.join('; ')}`);
       continue;
     }

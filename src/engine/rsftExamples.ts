@@ -171,7 +171,11 @@ export function trajectoriesToExamples(trajectories: readonly Trajectory[], opts
  * trajectories (examples grouped by `group`) of each trajectory's mean NLL. What
  * `PolicyBackend.train` minimises per minibatch; the reference the trainers are tested against.
  */
-export function rsftObjective(examples: readonly TrainExample[], logprobOf: (example: number, position: number) => number, loss: RsftLoss = 'token-mean'): number {
+export function rsftObjective(
+  examples: readonly TrainExample[],
+  logprobOf: (example: number, position: number) => number,
+  loss: RsftLoss = 'token-mean',
+): number {
   const byGroup = new Map<string, { nll: number; tokens: number }>();
   examples.forEach((e, i) => {
     const g = byGroup.get(e.group ?? `#${i}`) ?? { nll: 0, tokens: 0 };

@@ -122,7 +122,15 @@ export function foldRun(entries: readonly JournalEntry[]): RunState {
       case 'validation': {
         const mean = num(e.mean);
         bestSoFar = Math.max(bestSoFar, mean);
-        s.curve.push({ phase: num(e.phase), cumulativeRollouts: spent, mean, se: num(e.se), bestSoFar, version: String(e.version), harness: String(e.harness) });
+        s.curve.push({
+          phase: num(e.phase),
+          cumulativeRollouts: spent,
+          mean,
+          se: num(e.se),
+          bestSoFar,
+          version: String(e.version),
+          harness: String(e.harness),
+        });
         if (!s.best || mean > s.best.mean) s.best = { version: String(e.version), harness: String(e.harness), mean, se: num(e.se), phase: num(e.phase) };
         break;
       }

@@ -35,11 +35,33 @@ export { stepsForEpochs };
  *   cuts any method short). Under `budget.mode: 'matched-steps'` weight-only runs `cycles` weight
  *   phases instead: WHALE's number of RSFT steps (matchedSteps), as in the paper.
  */
-export function phasePlan(method: Method, s: ScheduleConfig, index: number, weightTasks: number, batchPrompts: number, budgetMode: BudgetMode = 'equal-total'): PhasePlan | null {
+export function phasePlan(
+  method: Method,
+  s: ScheduleConfig,
+  index: number,
+  weightTasks: number,
+  batchPrompts: number,
+  budgetMode: BudgetMode = 'equal-total',
+): PhasePlan | null {
   const fixedW = stepsForEpochs(s.epochs, weightTasks, batchPrompts);
   const epochsPerStep = epochsForSteps(1, weightTasks, batchPrompts);
-  const weight = (cycle: number, steps: number): PhasePlan => ({ index, cycle, kind: 'weight', mode: 'full', steps: { min: steps, max: steps }, adaptive: false, epochsPerStep });
-  const harness = (cycle: number, iters: number, mode: 'full' | 'fst' = 'full'): PhasePlan => ({ index, cycle, kind: 'harness', mode, iterations: { min: iters, max: iters }, adaptive: false });
+  const weight = (cycle: number, steps: number): PhasePlan => ({
+    index,
+    cycle,
+    kind: 'weight',
+    mode: 'full',
+    steps: { min: steps, max: steps },
+    adaptive: false,
+    epochsPerStep,
+  });
+  const harness = (cycle: number, iters: number, mode: 'full' | 'fst' = 'full'): PhasePlan => ({
+    index,
+    cycle,
+    kind: 'harness',
+    mode,
+    iterations: { min: iters, max: iters },
+    adaptive: false,
+  });
   const cycle = Math.floor(index / 2);
   switch (method) {
     case 'whale':
@@ -53,13 +75,23 @@ export function phasePlan(method: Method, s: ScheduleConfig, index: number, weig
         // T_min, W and P_w are in epochs as in the paper; no cap unless maxEpochs is set (the budget ends the run).
         const steps = (epochs: number) => stepsForEpochs(epochs, weightTasks, batchPrompts);
         const max = a.maxEpochs === undefined ? Number.POSITIVE_INFINITY : steps(a.maxEpochs);
-        return { index, cycle, kind: 'weight', mode: 'full', adaptive: true, steps: { min: steps(a.minEpochs), max }, rule: { window: steps(a.windowEpochs), patience: steps(a.patienceEpochs) }, epochsPerStep };
+        return {
+          index,
+          cycle,
+          kind: 'weight',
+          mode: 'full',
+          adaptive: true,
+          steps: { min: steps(a.minEpochs), max },
+          rule: { window: steps(a.windowEpochs), patience: steps(a.patienceEpochs) },
+          epochsPerStep,
+        };
       }
       return { index, cycle, kind: 'harness', mode: 'full', adaptive: true, iterations: { min: a.minIterations, max: a.maxIterations } };
     }
     case 'stagewise': {
       const st = stagewiseSchedule(s);
-      if (index === 0) return weight(0, s.stagewise.epochs === undefined ? matchedSteps(s, weightTasks, batchPrompts) : stepsForEpochs(st.epochs, weightTasks, batchPrompts));
+      if (index === 0)
+        return weight(0, s.stagewise.epochs === undefined ? matchedSteps(s, weightTasks, batchPrompts) : stepsForEpochs(st.epochs, weightTasks, batchPrompts));
       if (index === 1) return harness(0, st.iterations);
       return null;
     }
@@ -118,7 +150,10 @@ export function harnessPhaseShouldStop(bestAfter: readonly number[], o: { min: n
 export function firstPhaseCost(plan: PhasePlan, rsft: RsftConfig, search: SearchConfig, harnessTasks: number): { rollouts: number; arithmetic: string } {
   if (plan.kind === 'weight') {
     const steps = plan.steps!.min;
-    return { rollouts: steps * rsft.batchPrompts * rsft.groupSize, arithmetic: `${steps} steps × B ${rsft.batchPrompts} prompts × G ${rsft.groupSize} samples = ${steps * rsft.batchPrompts * rsft.groupSize} rollouts` };
+    return {
+      rollouts: steps * rsft.batchPrompts * rsft.groupSize,
+      arithmetic: `${steps} steps × B ${rsft.batchPrompts} prompts × G ${rsft.groupSize} samples = ${steps * rsft.batchPrompts * rsft.groupSize} rollouts`,
+    };
   }
   const iters = plan.iterations!.min;
   const m = search.candidatesPerRound;
@@ -127,15 +162,26 @@ export function firstPhaseCost(plan: PhasePlan, rsft: RsftConfig, search: Search
 }
 
 /** Refuses a schedule that cannot run, before anything is spent, showing the arithmetic. */
-export function checkSchedule(method: Method, s: ScheduleConfig, rsft: RsftConfig, search: SearchConfig, budget: BudgetConfig, sizes: { weight: number; harness: number }, file: string): void {
+export function checkSchedule(
+  method: Method,
+  s: ScheduleConfig,
+  rsft: RsftConfig,
+  search: SearchConfig,
+  budget: BudgetConfig,
+  sizes: { weight: number; harness: number },
+  file: string,
+): void {
   const bad = (field: string, detail: string) => new InputError({ file, field }, detail);
   const errors: InputError[] = [];
   if (!(s.epochs > 0)) errors.push(bad('schedule.epochs', `E must be > 0, got ${s.epochs}`));
   if (!(s.iterations >= 1)) errors.push(bad('schedule.iterations', `I must be ≥ 1 (it counts the seed evaluation), got ${s.iterations}`));
   if (s.stagewise.epochs !== undefined && !(s.stagewise.epochs > 0)) errors.push(bad('schedule.stagewise.epochs', `E* must be > 0, got ${s.stagewise.epochs}`));
-  if (s.stagewise.iterations !== undefined && !(s.stagewise.iterations >= 1)) errors.push(bad('schedule.stagewise.iterations', `I* must be ≥ 1, got ${s.stagewise.iterations}`));
-  if (s.adaptive.maxEpochs !== undefined && s.adaptive.minEpochs > s.adaptive.maxEpochs) errors.push(bad('schedule.adaptive.minEpochs', `T_min ${s.adaptive.minEpochs} exceeds maxEpochs ${s.adaptive.maxEpochs}`));
-  if (s.adaptive.minIterations > s.adaptive.maxIterations) errors.push(bad('schedule.adaptive.minIterations', `J_min ${s.adaptive.minIterations} exceeds maxIterations ${s.adaptive.maxIterations}`));
+  if (s.stagewise.iterations !== undefined && !(s.stagewise.iterations >= 1))
+    errors.push(bad('schedule.stagewise.iterations', `I* must be ≥ 1, got ${s.stagewise.iterations}`));
+  if (s.adaptive.maxEpochs !== undefined && s.adaptive.minEpochs > s.adaptive.maxEpochs)
+    errors.push(bad('schedule.adaptive.minEpochs', `T_min ${s.adaptive.minEpochs} exceeds maxEpochs ${s.adaptive.maxEpochs}`));
+  if (s.adaptive.minIterations > s.adaptive.maxIterations)
+    errors.push(bad('schedule.adaptive.minIterations', `J_min ${s.adaptive.minIterations} exceeds maxIterations ${s.adaptive.maxIterations}`));
   if (errors.length) throw InputError.combine(errors);
   const first = phasePlan(method, s, 0, sizes.weight, rsft.batchPrompts, budget.mode);
   // Under 'matched-steps' the rollout budget caps training only: search is never refused by it.

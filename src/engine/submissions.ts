@@ -25,7 +25,11 @@ export interface Submission {
  * and its manifest); the harness phase runs the full validation (bundle, smoke rollout) and records
  * the reasons when it fails, as for any proposal.
  */
-export async function submitCandidate(archive: HarnessArchive, dir: string, opts: { parents: string[]; message: string; author?: string }): Promise<Submission> {
+export async function submitCandidate(
+  archive: HarnessArchive,
+  dir: string,
+  opts: { parents: string[]; message: string; author?: string },
+): Promise<Submission> {
   const folder = resolve(dir);
   if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new InputError({ file: folder }, 'not a folder');
   const manifest = join(folder, 'harness.json');

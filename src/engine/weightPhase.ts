@@ -309,7 +309,10 @@ export async function runWeightStep<P extends { treeHash: string }>(ctx: WeightS
   const rolloutMs = performance.now() - t0;
   const trajectories = ctx.store.loadTrajectories(ev.summary.keyHash);
   const stale = trajectories.find((t) => t.policyVersion !== versionBefore);
-  if (stale) throw new Error(`RSFT step ${ctx.globalStep}: rollout ${stale.id} ran under policy ${stale.policyVersion}, not the frozen ${versionBefore} (was a version published during sampling?)`);
+  if (stale)
+    throw new Error(
+      `RSFT step ${ctx.globalStep}: rollout ${stale.id} ran under policy ${stale.policyVersion}, not the frozen ${versionBefore} (was a version published during sampling?)`,
+    );
   const accepted = trajectories.filter(trainable);
   const base = {
     globalStep: ctx.globalStep,
@@ -344,7 +347,19 @@ export async function runWeightStep<P extends { treeHash: string }>(ctx: WeightS
   const examples = stepExamples(trajectories, batch, ctx.fallback);
   let metrics: WeightStepMetrics;
   if (examples.length === 0) {
-    metrics = { ...base, examples: 0, optimizerSteps: 0, trainedTokens: 0, meanLoss: NaN, losses: [], versionAfter: versionBefore, trained: false, fromRecord: false, wallMs: 0, trainMs: 0 };
+    metrics = {
+      ...base,
+      examples: 0,
+      optimizerSteps: 0,
+      trainedTokens: 0,
+      meanLoss: NaN,
+      losses: [],
+      versionAfter: versionBefore,
+      trained: false,
+      fromRecord: false,
+      wallMs: 0,
+      trainMs: 0,
+    };
   } else {
     const t1 = performance.now();
     const r = await backend.train(examples, train, { signal: ctx.signal, onStep: ctx.onTrainStep });

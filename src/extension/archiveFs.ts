@@ -113,5 +113,7 @@ export class ArchiveFileSystem implements vscode.FileSystemProvider {
 }
 
 export function registerArchiveFs(context: vscode.ExtensionContext, deps: { storeDir: () => string | undefined }): void {
-  context.subscriptions.push(vscode.workspace.registerFileSystemProvider(ARCHIVE_SCHEME, new ArchiveFileSystem(deps.storeDir), { isReadonly: true, isCaseSensitive: true }));
+  context.subscriptions.push(
+    vscode.workspace.registerFileSystemProvider(ARCHIVE_SCHEME, new ArchiveFileSystem(deps.storeDir), { isReadonly: true, isCaseSensitive: true }),
+  );
 }

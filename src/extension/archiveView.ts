@@ -1,5 +1,15 @@
 import * as vscode from 'vscode';
-import { archiveModel, candidateLabel, candidateTooltip, describeCandidate, scoresByVersion, sortCandidates, type ArchiveModel, type CandidateNode, type CandidateOrder } from './model/archiveModel.js';
+import {
+  archiveModel,
+  candidateLabel,
+  candidateTooltip,
+  describeCandidate,
+  scoresByVersion,
+  sortCandidates,
+  type ArchiveModel,
+  type CandidateNode,
+  type CandidateOrder,
+} from './model/archiveModel.js';
 import { policyHover, policyLabel } from './model/identity.js';
 import { submittedCandidates } from '../engine/submissions.js';
 import { archiveOf, toUri } from './archiveFs.js';
@@ -84,7 +94,13 @@ export class ArchiveTreeProvider implements vscode.TreeDataProvider<ArchiveItem>
     if (!item) return sorted(this.model.roots);
     if (item.kind === 'info') return [];
     const n = item.node;
-    const info: ArchiveItem[] = scoresByVersion(n).map((s) => ({ kind: 'info', label: policyLabel(s.version, this.model.policies), detail: `${pct(s.mean)} ± ${(100 * s.se).toFixed(1)} on the harness split`, hover: `${policyHover(s.version, this.model.policies)}: ${pct(s.mean)} ± ${(100 * s.se).toFixed(1)} on the harness split`, icon: 'graph' }));
+    const info: ArchiveItem[] = scoresByVersion(n).map((s) => ({
+      kind: 'info',
+      label: policyLabel(s.version, this.model.policies),
+      detail: `${pct(s.mean)} ± ${(100 * s.se).toFixed(1)} on the harness split`,
+      hover: `${policyHover(s.version, this.model.policies)}: ${pct(s.mean)} ± ${(100 * s.se).toFixed(1)} on the harness split`,
+      icon: 'graph',
+    }));
     for (const a of n.accepted) info.push({ kind: 'info', label: 'accepted', detail: `run ${a.run}, phase ${a.phase}`, icon: 'check' });
     for (const i of n.invalid) info.push({ kind: 'info', label: 'invalid', detail: i.reasons.join('; '), icon: 'error' });
     return [...info, ...sorted(n.children)];

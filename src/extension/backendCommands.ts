@@ -42,9 +42,17 @@ export interface ConnectArgs {
 
 async function askConnect(): Promise<ConnectArgs | undefined> {
   const kinds = [
-    { label: 'openai-compatible', backend: 'openai-compatible' as const, detail: 'rollouts on vLLM, SGLang, llama.cpp, Ollama, LM Studio or a hosted API (no training: harness-only and eval)' },
+    {
+      label: 'openai-compatible',
+      backend: 'openai-compatible' as const,
+      detail: 'rollouts on vLLM, SGLang, llama.cpp, Ollama, LM Studio or a hosted API (no training: harness-only and eval)',
+    },
     { label: 'tinker', backend: 'tinker' as const, detail: "training and sampling over the Tinker protocol (hosted Tinker, SkyRL's server, whale serve)" },
-    { label: 'split: vLLM + Tinker', backend: 'split' as const, detail: "rollouts on vLLM, training on a Tinker server; trained versions loaded into vLLM as LoRA adapters" },
+    {
+      label: 'split: vLLM + Tinker',
+      backend: 'split' as const,
+      detail: 'rollouts on vLLM, training on a Tinker server; trained versions loaded into vLLM as LoRA adapters',
+    },
     { label: 'embedded', backend: 'embedded' as const, detail: 'the small built-in model, in this machine (no server)' },
   ];
   const pick = await vscode.window.showQuickPick(kinds, { title: 'WHALE: Connect Backend — which kind?' });
@@ -59,15 +67,28 @@ async function askConnect(): Promise<ConnectArgs | undefined> {
   if (!url) return undefined;
   const out: ConnectArgs = { kind, url };
   if (kind === 'split') {
-    out.trainerUrl = await vscode.window.showInputBox({ title: 'Tinker server URL (training)', placeHolder: 'http://gpu-box:8001', validateInput: (v) => (/^https?:\/\/\S+$/.test(v) ? undefined : 'an http(s) URL') });
+    out.trainerUrl = await vscode.window.showInputBox({
+      title: 'Tinker server URL (training)',
+      placeHolder: 'http://gpu-box:8001',
+      validateInput: (v) => (/^https?:\/\/\S+$/.test(v) ? undefined : 'an http(s) URL'),
+    });
     if (!out.trainerUrl) return undefined;
-    out.adapterDir = await vscode.window.showInputBox({ title: 'Folder where the trainer writes saved versions, as the vLLM server sees it', placeHolder: '/shared/whale-adapters' });
+    out.adapterDir = await vscode.window.showInputBox({
+      title: 'Folder where the trainer writes saved versions, as the vLLM server sees it',
+      placeHolder: '/shared/whale-adapters',
+    });
     if (!out.adapterDir) return undefined;
   }
-  const auth = await vscode.window.showQuickPick(['No API key', 'Use an API key (kept in VS Code SecretStorage, never in files)'], { title: 'Does the server need an API key?' });
+  const auth = await vscode.window.showQuickPick(['No API key', 'Use an API key (kept in VS Code SecretStorage, never in files)'], {
+    title: 'Does the server need an API key?',
+  });
   if (!auth) return undefined;
   if (auth !== 'No API key') {
-    out.apiKeyEnv = await vscode.window.showInputBox({ title: 'Name for the key (the config names it in apiKeyEnv; the engine gets it as this environment variable)', value: kind === 'tinker' ? 'TINKER_API_KEY' : 'OPENAI_API_KEY', validateInput: ENV_NAME });
+    out.apiKeyEnv = await vscode.window.showInputBox({
+      title: 'Name for the key (the config names it in apiKeyEnv; the engine gets it as this environment variable)',
+      value: kind === 'tinker' ? 'TINKER_API_KEY' : 'OPENAI_API_KEY',
+      validateInput: ENV_NAME,
+    });
     if (!out.apiKeyEnv) return undefined;
   }
   return out;
@@ -80,24 +101,31 @@ export function registerBackendCommands(context: vscode.ExtensionContext, log: v
       runEngine(context.extensionPath, args, workspaceRoot(), log, { token, onLine: (line) => progress.report({ message: line }), env }),
     );
   };
-  const command = (id: string, handler: (given?: unknown) => Promise<unknown>) => register(context, log, id, async (given?: unknown) => {
-    const refusal = backendTrustRefusal(id, vscode.workspace.isTrusted);
-    if (refusal) throw new Error(refusal);
-    return handler(given);
-  });
+  const command = (id: string, handler: (given?: unknown) => Promise<unknown>) =>
+    register(context, log, id, async (given?: unknown) => {
+      const refusal = backendTrustRefusal(id, vscode.workspace.isTrusted);
+      if (refusal) throw new Error(refusal);
+      return handler(given);
+    });
 
   command('whale.backend.checkHealth', async () => {
     const r = await run('checking the backend', ['backend', 'probe', '--config', 'whale.config.json']);
     if (r.code !== 0) throw new Error(`the backend did not answer the probe (exit ${r.code}); see the log`);
     const p = JSON.parse(r.stdout) as { kind: string; version: string; capabilities: { update: string; tokenIds: boolean; logprobs: boolean } };
     const c = p.capabilities;
-    vscode.window.showInformationMessage(`WHALE backend ${p.kind} is up: policy ${p.version}; training ${c.update}; token ids ${c.tokenIds ? 'yes' : 'no'}; logprobs ${c.logprobs ? 'yes' : 'no'}`);
+    vscode.window.showInformationMessage(
+      `WHALE backend ${p.kind} is up: policy ${p.version}; training ${c.update}; token ids ${c.tokenIds ? 'yes' : 'no'}; logprobs ${c.logprobs ? 'yes' : 'no'}`,
+    );
     await health?.checkNow();
     return p;
   });
 
   command('whale.backend.setApiKey', async () => {
-    const name = await vscode.window.showInputBox({ title: 'Environment variable the backend config names in apiKeyEnv', placeHolder: 'TINKER_API_KEY', validateInput: ENV_NAME });
+    const name = await vscode.window.showInputBox({
+      title: 'Environment variable the backend config names in apiKeyEnv',
+      placeHolder: 'TINKER_API_KEY',
+      validateInput: ENV_NAME,
+    });
     if (!name) return undefined;
     const key = await vscode.window.showInputBox({ title: `Value of ${name} (kept in VS Code's SecretStorage)`, password: true });
     if (!key) return undefined;
@@ -120,11 +148,16 @@ export function registerBackendCommands(context: vscode.ExtensionContext, log: v
     if (a.apiKeyEnv) args.push('--api-key-env', a.apiKeyEnv);
     const r = await run(`connecting ${a.kind}${a.url ? ` at ${a.url}` : ''}`, args);
     if (r.code !== 0) throw new Error(`could not connect: ${r.stderr.trim().split('\n').at(-1) ?? `exit ${r.code}`}`);
-    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { backend: Record<string, unknown>; detected: { tokenIds?: boolean; logprobs?: boolean; loraLoading?: boolean; training: string; lines: string[] } };
+    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as {
+      backend: Record<string, unknown>;
+      detected: { tokenIds?: boolean; logprobs?: boolean; loraLoading?: boolean; training: string; lines: string[] };
+    };
     const d = out.detected;
     const yn = (x: boolean | undefined) => (x === undefined ? 'n/a' : x ? 'yes' : 'no');
     health?.configChanged();
-    void vscode.window.showInformationMessage(`WHALE: connected ${a.kind} — token ids ${yn(d.tokenIds)}, logprobs ${yn(d.logprobs)}, LoRA loading ${yn(d.loraLoading)}, training ${d.training}. The backend section of whale.config.json was updated.`);
+    void vscode.window.showInformationMessage(
+      `WHALE: connected ${a.kind} — token ids ${yn(d.tokenIds)}, logprobs ${yn(d.logprobs)}, LoRA loading ${yn(d.loraLoading)}, training ${d.training}. The backend section of whale.config.json was updated.`,
+    );
     return out;
   });
 

@@ -55,7 +55,10 @@ const STOP_GRACE_MS = 60_000;
 function requireValidConfig(p: WhaleProject): void {
   if (!p.hasConfig) throw new Error('no whale.config.json in this folder: run WHALE: New Project first');
   const problems = configProblems(readFileSync(p.configFile, 'utf8'), p.configFile);
-  if (problems.length) throw new Error(`whale.config.json has ${problems.length} problem(s) (see the Problems panel), e.g. ${problems[0].field ? problems[0].field + ': ' : ''}${problems[0].message}`);
+  if (problems.length)
+    throw new Error(
+      `whale.config.json has ${problems.length} problem(s) (see the Problems panel), e.g. ${problems[0].field ? problems[0].field + ': ' : ''}${problems[0].message}`,
+    );
 }
 
 /** The first workspace folder (commands that need a project; see workspaceProject.ts for the full one). */
@@ -69,7 +72,11 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   let active: PhaseProcess | undefined;
 
   /** Runs `whale run|step …` detached, with a cancellable progress notification that follows it. */
-  const startPhases = async (title: string, args: string[], opts: { asksNewRun?: boolean } = {}): Promise<{ code: number | null; signal: string | null } | undefined> => {
+  const startPhases = async (
+    title: string,
+    args: string[],
+    opts: { asksNewRun?: boolean } = {},
+  ): Promise<{ code: number | null; signal: string | null } | undefined> => {
     requireTrust(title);
     const p = requireProject();
     requireValidConfig(p);
@@ -79,31 +86,45 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     if (opts.asksNewRun && !(await confirmNewRun())) return undefined;
     const env = await engineEnv(p.configFile, deps.keys, log);
     deps.statusBar.setEngineError(undefined);
-    return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `WHALE: ${title}`, cancellable: true }, async (progress, token) => {
-      const proc = new PhaseProcess(args, { extensionPath: context.extensionPath, cwd: p.root, logDir: join(p.storeDir, 'logs'), log, env, onLine: (l) => progress.report({ message: l }) });
-      active = proc;
-      if (proc.pid) monitor.ownPids.add(proc.pid);
-      token.onCancellationRequested(() => {
-        progress.report({ message: 'stopping at the next safe point…' });
-        stopRuns();
-        proc.stop(STOP_GRACE_MS).catch((e: Error) => log.warn(`engine: stopping failed: ${e.message}`));
-      });
-      try {
-        const r = await proc.exited;
-        monitor.tick(true);
-        if (r.code === 0) return r;
-        const reason = r.signal ? `was killed (${r.signal})` : `exited with code ${r.code}`;
-        deps.statusBar.setEngineError(`the engine ${reason}`);
-        log.error(`engine: whale ${args.join(' ')} ${reason}; output in ${proc.logFile}`);
-        if (token.isCancellationRequested) return r;
-        const choice = await vscode.window.showErrorMessage(`WHALE: the engine ${reason}. The run can be resumed without repeating paid work.`, 'Resume Run', 'Open Log');
-        if (choice === 'Resume Run') vscode.commands.executeCommand('whale.resumeRun');
-        if (choice === 'Open Log') log.show();
-        return r;
-      } finally {
-        active = undefined;
-      }
-    });
+    return vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `WHALE: ${title}`, cancellable: true },
+      async (progress, token) => {
+        const proc = new PhaseProcess(args, {
+          extensionPath: context.extensionPath,
+          cwd: p.root,
+          logDir: join(p.storeDir, 'logs'),
+          log,
+          env,
+          onLine: (l) => progress.report({ message: l }),
+        });
+        active = proc;
+        if (proc.pid) monitor.ownPids.add(proc.pid);
+        token.onCancellationRequested(() => {
+          progress.report({ message: 'stopping at the next safe point…' });
+          stopRuns();
+          proc.stop(STOP_GRACE_MS).catch((e: Error) => log.warn(`engine: stopping failed: ${e.message}`));
+        });
+        try {
+          const r = await proc.exited;
+          monitor.tick(true);
+          if (r.code === 0) return r;
+          const reason = r.signal ? `was killed (${r.signal})` : `exited with code ${r.code}`;
+          deps.statusBar.setEngineError(`the engine ${reason}`);
+          log.error(`engine: whale ${args.join(' ')} ${reason}; output in ${proc.logFile}`);
+          if (token.isCancellationRequested) return r;
+          const choice = await vscode.window.showErrorMessage(
+            `WHALE: the engine ${reason}. The run can be resumed without repeating paid work.`,
+            'Resume Run',
+            'Open Log',
+          );
+          if (choice === 'Resume Run') vscode.commands.executeCommand('whale.resumeRun');
+          if (choice === 'Open Log') log.show();
+          return r;
+        } finally {
+          active = undefined;
+        }
+      },
+    );
   };
 
   /**
@@ -116,7 +137,10 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     const latest = runs[0];
     const resumable = runs.find((r) => r.status === 'interrupted' || r.status === 'paused' || r.status === 'stopped');
     const NEW = 'Start a new run';
-    const items = [{ label: NEW, detail: `run ${latest.id} is ${latest.status}${latest.detail ? ` (${latest.detail})` : ''}; a new run starts from the base policy and h0` }, ...(resumable ? [{ label: `Resume ${resumable.id}`, detail: `${resumable.status}: continue it instead` }] : [])];
+    const items = [
+      { label: NEW, detail: `run ${latest.id} is ${latest.status}${latest.detail ? ` (${latest.detail})` : ''}; a new run starts from the base policy and h0` },
+      ...(resumable ? [{ label: `Resume ${resumable.id}`, detail: `${resumable.status}: continue it instead` }] : []),
+    ];
     const pick = await vscode.window.showQuickPick(items, { title: `WHALE: run ${latest.id} is ${latest.status}. Start a new run?`, ignoreFocusOut: true });
     if (pick && pick.label !== NEW && resumable) void vscode.commands.executeCommand('whale.resumeRun', { run: resumable });
     return pick?.label === NEW;
@@ -129,7 +153,10 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     const p = currentProject();
     if (!p) return [];
     const store = new RunStore(p.storeDir);
-    const ids = monitor.current().runs.filter((r) => r.status === 'running').map((r) => r.id);
+    const ids = monitor
+      .current()
+      .runs.filter((r) => r.status === 'running')
+      .map((r) => r.id);
     for (const id of ids) store.requestStop(id);
     return ids;
   };
@@ -138,7 +165,12 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   /** Arguments skip the questions (automation, tests): `{ domain, template, overwrite }`, or `{ own: { name, data? }, template }` for one's own task. */
   cmd('whale.newProject', async (arg?: unknown) => {
-    const given = (arg && typeof arg === 'object' ? arg : {}) as { domain?: string; template?: string; overwrite?: boolean; own?: { name: string; data?: boolean } };
+    const given = (arg && typeof arg === 'object' ? arg : {}) as {
+      domain?: string;
+      template?: string;
+      overwrite?: boolean;
+      own?: { name: string; data?: boolean };
+    };
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!folder) throw new Error('open an (empty) folder first: File → Open Folder');
     const root = folder.uri.fsPath;
@@ -152,13 +184,28 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     if (listed.code !== 0) throw new Error(`whale domains failed: ${listed.stderr.trim()}`);
     const { builtins } = JSON.parse(listed.stdout) as { builtins: { id: string; regime: string; title: string }[] };
     const OWN = 'My own task…';
-    const domains = [...builtins.map((d) => ({ label: d.id, description: d.regime, detail: d.title })), { label: OWN, description: 'your tasks, verifier and tools', detail: 'scaffolds domains/NAME with a worked example (code with defineDomain, or data only) and an h0 harness' }];
-    const domain = given.own ? { label: OWN } : given.domain ? domains.find((d) => d.label === given.domain) : await vscode.window.showQuickPick(domains, { title: 'WHALE: New Project (1/2): domain', placeHolder: 'the task domain the agent learns' });
+    const domains = [
+      ...builtins.map((d) => ({ label: d.id, description: d.regime, detail: d.title })),
+      {
+        label: OWN,
+        description: 'your tasks, verifier and tools',
+        detail: 'scaffolds domains/NAME with a worked example (code with defineDomain, or data only) and an h0 harness',
+      },
+    ];
+    const domain = given.own
+      ? { label: OWN }
+      : given.domain
+        ? domains.find((d) => d.label === given.domain)
+        : await vscode.window.showQuickPick(domains, { title: 'WHALE: New Project (1/2): domain', placeHolder: 'the task domain the agent learns' });
     if (given.domain && !domain) throw new Error(`unknown domain '${given.domain}' (known: ${domains.map((d) => d.label).join(', ')})`);
     if (!domain) return undefined;
     let own = given.own;
     if (domain.label === OWN && !own) {
-      const name = await vscode.window.showInputBox({ title: 'WHALE: New Project: name of your task', placeHolder: 'my-task', validateInput: (v) => (/^[a-z0-9][a-z0-9_-]*$/.test(v) ? undefined : "lower-case letters, digits, '-' and '_'") });
+      const name = await vscode.window.showInputBox({
+        title: 'WHALE: New Project: name of your task',
+        placeHolder: 'my-task',
+        validateInput: (v) => (/^[a-z0-9][a-z0-9_-]*$/.test(v) ? undefined : "lower-case letters, digits, '-' and '_'"),
+      });
       if (!name) return undefined;
       const kind = await vscode.window.showQuickPick(
         [
@@ -170,13 +217,15 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       if (!kind) return undefined;
       own = { name, data: kind.label === 'data' };
     }
-    const template = given.template ? { label: given.template } : await vscode.window.showQuickPick(
-      [
-        { label: 'tiny', detail: 'a phase in a minute or two on a laptop CPU: small splits, k = 1, a small budget' },
-        { label: 'standard', detail: 'the embedded default: a whole two-cycle WHALE run in minutes to an hour on a CPU' },
-      ],
-      { title: 'WHALE: New Project (2/2): template' },
-    );
+    const template = given.template
+      ? { label: given.template }
+      : await vscode.window.showQuickPick(
+          [
+            { label: 'tiny', detail: 'a phase in a minute or two on a laptop CPU: small splits, k = 1, a small budget' },
+            { label: 'standard', detail: 'the embedded default: a whole two-cycle WHALE run in minutes to an hour on a CPU' },
+          ],
+          { title: 'WHALE: New Project (2/2): template' },
+        );
     if (!template) return undefined;
     // One's own task is scaffolded by the same code as `whale domain new` (an existing config is switched to it).
     const args = own
@@ -189,10 +238,19 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     await deps.archive.reload();
     const doc = await vscode.workspace.openTextDocument(join(root, 'whale.config.json'));
     await vscode.window.showTextDocument(doc, { preview: false });
-    if (own) await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(join(root, 'domains', own.name, own.data ? 'domain.json' : 'index.ts')), { preview: false, viewColumn: vscode.ViewColumn.Beside });
-    vscode.window.showInformationMessage(`WHALE: project created (${chosen}, ${template.label}). ${own ? 'Make the domain yours, then `whale domain check`; ' : ''}Next: run one phase.`, 'Next Phase').then((c) => {
-      if (c === 'Next Phase') vscode.commands.executeCommand('whale.nextPhase');
-    });
+    if (own)
+      await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(join(root, 'domains', own.name, own.data ? 'domain.json' : 'index.ts')), {
+        preview: false,
+        viewColumn: vscode.ViewColumn.Beside,
+      });
+    vscode.window
+      .showInformationMessage(
+        `WHALE: project created (${chosen}, ${template.label}). ${own ? 'Make the domain yours, then `whale domain check`; ' : ''}Next: run one phase.`,
+        'Next Phase',
+      )
+      .then((c) => {
+        if (c === 'Next Phase') vscode.commands.executeCommand('whale.nextPhase');
+      });
     return { root, domain: chosen, template: template.label };
   });
 
@@ -210,10 +268,19 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     let run: RunNode | undefined = (arg as { run?: RunNode } | undefined)?.run;
     if (!run) {
       if (resumable.length === 0) throw new Error('no run to resume: every run is finished or running');
-      run = resumable.length === 1 ? resumable[0] : (await vscode.window.showQuickPick(resumable.map((r) => ({ label: r.id, description: r.status, detail: r.detail, run: r })), { title: 'WHALE: Resume Run' }))?.run;
+      run =
+        resumable.length === 1
+          ? resumable[0]
+          : (
+              await vscode.window.showQuickPick(
+                resumable.map((r) => ({ label: r.id, description: r.status, detail: r.detail, run: r })),
+                { title: 'WHALE: Resume Run' },
+              )
+            )?.run;
     }
     if (!run) return undefined;
-    if (run.status === 'finished' || run.status === 'running') throw new Error(`run ${run.id} is ${run.status}: there is nothing to resume${run.status === 'finished' ? ' (Next Phase or Run starts a new run)' : ''}`);
+    if (run.status === 'finished' || run.status === 'running')
+      throw new Error(`run ${run.id} is ${run.status}: there is nothing to resume${run.status === 'finished' ? ' (Next Phase or Run starts a new run)' : ''}`);
     return startPhases(`resume ${run.id}`, ['run', '--run', run.id]);
   });
 
@@ -230,13 +297,24 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     const { root } = requireProject();
     let dir = arg instanceof vscode.Uri ? arg.fsPath : undefined;
     if (!dir) {
-      const picked = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, defaultUri: vscode.Uri.file(root), openLabel: 'Evaluate this harness' });
+      const picked = await vscode.window.showOpenDialog({
+        canSelectFolders: true,
+        canSelectFiles: false,
+        defaultUri: vscode.Uri.file(root),
+        openLabel: 'Evaluate this harness',
+      });
       if (!picked?.[0]) return undefined;
       dir = picked[0].fsPath;
     }
     const env = await deps.keys.env();
-    const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'WHALE: evaluating', cancellable: true }, (progress, token) =>
-      runEngine(context.extensionPath, ['eval', '--config', 'whale.config.json', '--harness', dir!, '--json'], root, log, { token, env, onLine: (line) => progress.report({ message: line }) }),
+    const result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'WHALE: evaluating', cancellable: true },
+      (progress, token) =>
+        runEngine(context.extensionPath, ['eval', '--config', 'whale.config.json', '--harness', dir!, '--json'], root, log, {
+          token,
+          env,
+          onLine: (line) => progress.report({ message: line }),
+        }),
     );
     if (result.code !== 0) throw new Error(`evaluation failed (exit ${result.code}): ${result.stderr.trim().split('\n').slice(-1)[0] ?? 'see the log'}`);
     const summary = JSON.parse(result.stdout) as EvaluationSummary;
@@ -248,12 +326,25 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   // Candidates in the editor.
   // A candidate row of the archive tree, or a tree hash (a round's candidate in the Runs tree).
-  const candidateArg = (arg: unknown): CandidateNode | undefined => (typeof arg === 'string' ? deps.archive.current().nodes.get(arg) : arg && typeof arg === 'object' && 'node' in arg ? (arg as Extract<ArchiveItem, { kind: 'candidate' }>).node : undefined);
+  const candidateArg = (arg: unknown): CandidateNode | undefined =>
+    typeof arg === 'string'
+      ? deps.archive.current().nodes.get(arg)
+      : arg && typeof arg === 'object' && 'node' in arg
+        ? (arg as Extract<ArchiveItem, { kind: 'candidate' }>).node
+        : undefined;
   const pickCandidate = async (title: string, exclude?: string): Promise<CandidateNode | undefined> => {
     await deps.archive.reload();
     const nodes = [...deps.archive.current().nodes.values()].filter((n) => n.treeHash !== exclude);
     if (nodes.length === 0) throw new Error('the archive has no candidates yet');
-    const items = nodes.map((n) => ({ label: candidateLabel(n), description: n.origin, detail: scoresByVersion(n).map((s) => `${policyLabel(s.version, deps.archive.current().policies)}: ${(100 * s.mean).toFixed(1)}%`).join(' · ') || 'not scored yet', node: n }));
+    const items = nodes.map((n) => ({
+      label: candidateLabel(n),
+      description: n.origin,
+      detail:
+        scoresByVersion(n)
+          .map((s) => `${policyLabel(s.version, deps.archive.current().policies)}: ${(100 * s.mean).toFixed(1)}%`)
+          .join(' · ') || 'not scored yet',
+      node: n,
+    }));
     return (await vscode.window.showQuickPick(items, { title, matchOnDescription: true, matchOnDetail: true }))?.node;
   };
   const scoreLabel = (n: CandidateNode) => {
@@ -336,17 +427,27 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     const n = candidateArg(arg) ?? (await pickCandidate('WHALE: Edit a Copy…'));
     if (!n) return undefined;
     const p = requireProject();
-    const name = typeof nameArg === 'string' ? nameArg : await vscode.window.showInputBox({
-      title: 'WHALE: Edit a Copy…',
-      prompt: 'Name of the editable copy (under harnesses/proposals/)',
-      value: `${shortHash(n.treeHash)}-edit`,
-      validateInput: (v) => (!/^[A-Za-z0-9._-]+$/.test(v) ? 'letters, digits, . _ - only' : existsSync(join(p.root, 'harnesses', 'proposals', v)) ? 'a proposal with this name exists' : undefined),
-    });
+    const name =
+      typeof nameArg === 'string'
+        ? nameArg
+        : await vscode.window.showInputBox({
+            title: 'WHALE: Edit a Copy…',
+            prompt: 'Name of the editable copy (under harnesses/proposals/)',
+            value: `${shortHash(n.treeHash)}-edit`,
+            validateInput: (v) =>
+              !/^[A-Za-z0-9._-]+$/.test(v)
+                ? 'letters, digits, . _ - only'
+                : existsSync(join(p.root, 'harnesses', 'proposals', v))
+                  ? 'a proposal with this name exists'
+                  : undefined,
+          });
     if (!name) return undefined;
     const dest = join(p.root, 'harnesses', 'proposals', name);
     await (await archiveOf(p.storeDir)).materialize(n.treeHash, dest);
     // The copy type-checks in the editor: a tsconfig beside it maps `whale-harness` to this extension's SDK.
-    const sdk = [join(context.extensionPath, 'dist', 'whale-harness-sdk.ts'), join(context.extensionPath, 'src', 'harness', 'sdk.ts')].find((f) => existsSync(f));
+    const sdk = [join(context.extensionPath, 'dist', 'whale-harness-sdk.ts'), join(context.extensionPath, 'src', 'harness', 'sdk.ts')].find((f) =>
+      existsSync(f),
+    );
     if (sdk) prepareProposalTypes(join(p.root, 'harnesses', 'proposals'), sdk);
     else log.warn('Edit a Copy: the whale-harness SDK is not in the extension (dist/whale-harness-sdk.ts): the copy will not type-check');
     // The parent is remembered outside the folder: a file inside would change the candidate's tree hash.
@@ -370,7 +471,14 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     }
     if (!existsSync(join(dir, 'harness.json'))) throw new Error(`${dir} is not a harness folder (no harness.json)`);
     await vscode.workspace.saveAll(false);
-    const message = typeof messageArg === 'string' ? messageArg : await vscode.window.showInputBox({ title: 'WHALE: Submit as Candidate', prompt: 'Your hypothesis: what this change should fix (the commit message)', value: 'hand-made change' });
+    const message =
+      typeof messageArg === 'string'
+        ? messageArg
+        : await vscode.window.showInputBox({
+            title: 'WHALE: Submit as Candidate',
+            prompt: 'Your hypothesis: what this change should fix (the commit message)',
+            value: 'hand-made change',
+          });
     if (message === undefined) return undefined;
     const parent = proposals.get<string>(`whale.proposal.${dir}`);
     const args = ['candidate', 'submit', dir, '--message', message, '--json', ...(parent ? ['--parents', parent] : [])];
@@ -378,16 +486,37 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     if (r.code !== 0) throw new Error(`the folder was not accepted: ${r.stderr.trim().replace(/^whale candidate: (invalid input\n)?/, '')}`);
     const s = JSON.parse(r.stdout) as { treeHash: string; created: boolean };
     await deps.archive.reload();
-    vscode.window.showInformationMessage(`WHALE: submitted ${shortHash(s.treeHash)}${s.created ? '' : ' (identical to an archived candidate)'}; the next harness phase validates and scores it.`, 'Next Phase').then((c) => {
-      if (c === 'Next Phase') vscode.commands.executeCommand('whale.nextPhase');
-    });
+    vscode.window
+      .showInformationMessage(
+        `WHALE: submitted ${shortHash(s.treeHash)}${s.created ? '' : ' (identical to an archived candidate)'}; the next harness phase validates and scores it.`,
+        'Next Phase',
+      )
+      .then((c) => {
+        if (c === 'Next Phase') vscode.commands.executeCommand('whale.nextPhase');
+      });
     return s;
   });
 
   cmd('whale.setApiKey', async (providerArg?: unknown, keyArg?: unknown) => {
-    const provider = typeof providerArg === 'string' ? PROVIDERS.find((x) => x.id === providerArg) : (await vscode.window.showQuickPick(PROVIDERS.map((x) => ({ label: x.label, description: `passed to the engine as ${x.env}`, provider: x })), { title: 'WHALE: Set API Key' }))?.provider;
+    const provider =
+      typeof providerArg === 'string'
+        ? PROVIDERS.find((x) => x.id === providerArg)
+        : (
+            await vscode.window.showQuickPick(
+              PROVIDERS.map((x) => ({ label: x.label, description: `passed to the engine as ${x.env}`, provider: x })),
+              { title: 'WHALE: Set API Key' },
+            )
+          )?.provider;
     if (!provider) return undefined;
-    const key = typeof keyArg === 'string' ? keyArg : await vscode.window.showInputBox({ title: `WHALE: ${provider.label} API key`, prompt: 'Stored in VS Code SecretStorage; given to the engine process as an environment variable only', password: true, ignoreFocusOut: true });
+    const key =
+      typeof keyArg === 'string'
+        ? keyArg
+        : await vscode.window.showInputBox({
+            title: `WHALE: ${provider.label} API key`,
+            prompt: 'Stored in VS Code SecretStorage; given to the engine process as an environment variable only',
+            password: true,
+            ignoreFocusOut: true,
+          });
     if (key === undefined) return undefined;
     if (key.trim() === '') {
       await deps.keys.clear(provider.id);

@@ -15,7 +15,11 @@ export function registerConfigDiagnostics(context: vscode.ExtensionContext, deps
       problems.map((p) => {
         const start = new vscode.Position(p.line - 1, Math.max(0, p.column - 1));
         const word = doc.getWordRangeAtPosition(start, /"[^"]*"|[^\s,{}[\]]+/);
-        const d = new vscode.Diagnostic(word ?? new vscode.Range(start, start.translate(0, 1)), p.field ? `${p.field}: ${p.message}` : p.message, vscode.DiagnosticSeverity.Error);
+        const d = new vscode.Diagnostic(
+          word ?? new vscode.Range(start, start.translate(0, 1)),
+          p.field ? `${p.field}: ${p.message}` : p.message,
+          vscode.DiagnosticSeverity.Error,
+        );
         d.source = 'whale';
         return d;
       }),
@@ -29,7 +33,8 @@ export function registerConfigDiagnostics(context: vscode.ExtensionContext, deps
       if (basename(d.uri.fsPath) === CONFIG_FILE) deps.onConfigChanged();
     }),
     vscode.workspace.onDidCloseTextDocument((d) => {
-      if (basename(d.uri.fsPath) === CONFIG_FILE && !vscode.workspace.workspaceFolders?.some((f) => d.uri.fsPath.startsWith(f.uri.fsPath))) collection.delete(d.uri);
+      if (basename(d.uri.fsPath) === CONFIG_FILE && !vscode.workspace.workspaceFolders?.some((f) => d.uri.fsPath.startsWith(f.uri.fsPath)))
+        collection.delete(d.uri);
     }),
   );
   vscode.workspace.textDocuments.forEach(check);

@@ -42,11 +42,22 @@ function cliPath(extensionPath: string): string {
  * A short `whale` command (init, eval, candidate submit, domains) as a child of the extension host:
  * its output comes back through pipes, and cancelling kills its process group.
  */
-export function runEngine(extensionPath: string, args: string[], cwd: string, log: vscode.LogOutputChannel, opts: { token?: vscode.CancellationToken; onLine?: (line: string) => void; env?: Record<string, string> } = {}): Promise<EngineRun> {
+export function runEngine(
+  extensionPath: string,
+  args: string[],
+  cwd: string,
+  log: vscode.LogOutputChannel,
+  opts: { token?: vscode.CancellationToken; onLine?: (line: string) => void; env?: Record<string, string> } = {},
+): Promise<EngineRun> {
   const node = nodeCommand();
   log.info(`engine: whale ${args.join(' ')} (cwd ${cwd})`);
   return new Promise((resolve, reject) => {
-    const child = spawn(node.command, [cliPath(extensionPath), ...args], { cwd, env: { ...process.env, ...proxyEnv(), ...node.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32' });
+    const child = spawn(node.command, [cliPath(extensionPath), ...args], {
+      cwd,
+      env: { ...process.env, ...proxyEnv(), ...node.env, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: process.platform !== 'win32',
+    });
     let stdout = '';
     let stderr = '';
     let buf = '';
@@ -96,7 +107,9 @@ export class PhaseProcess extends DetachedProcess {
   ) {
     const logFile = join(opts.logDir, `engine-${new Date().toISOString().replace(/[:.]/g, '-')}.log`);
     const node = nodeCommand();
-    opts.log.info(`engine: ${node.command} whale ${args.join(' ')} (cwd ${opts.cwd}; output ${logFile}; keys passed: ${Object.keys(opts.env).join(', ') || 'none'})`);
+    opts.log.info(
+      `engine: ${node.command} whale ${args.join(' ')} (cwd ${opts.cwd}; output ${logFile}; keys passed: ${Object.keys(opts.env).join(', ') || 'none'})`,
+    );
     super(node.command, [cliPath(opts.extensionPath), ...args], {
       cwd: opts.cwd,
       env: { ...process.env, ...proxyEnv(), ...node.env, ...opts.env },

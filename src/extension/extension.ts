@@ -39,10 +39,13 @@ export function activate(context: vscode.ExtensionContext): WhaleApi {
   const runsTree = registerRunsView(context, { monitor, health });
   const archive = registerArchiveView(context, { monitor, log });
   runsTree.useArchive(archive);
-  registerConfigDiagnostics(context, { log, onConfigChanged: () => {
+  registerConfigDiagnostics(context, {
+    log,
+    onConfigChanged: () => {
       monitor.reset();
       health.configChanged();
-    } });
+    },
+  });
   const keys = new ApiKeys(context.secrets);
   registerCommands(context, { log, monitor, archive, statusBar, keys });
   registerTaskProvider(context, { keys, log });
@@ -50,13 +53,18 @@ export function activate(context: vscode.ExtensionContext): WhaleApi {
   registerBackendCommands(context, log, health);
   registerTerminalCli(context, log);
   const others = currentProject()?.others ?? [];
-  if (others.length > 0) log.warn(`workspace: several WHALE projects; using ${currentProject()?.configFile}, not ${others.join(', ')} (open one as the first workspace folder to use it)`);
+  if (others.length > 0)
+    log.warn(
+      `workspace: several WHALE projects; using ${currentProject()?.configFile}, not ${others.join(', ')} (open one as the first workspace folder to use it)`,
+    );
 
   monitor.onEngineDied((run) => {
-    vscode.window.showWarningMessage(`WHALE: the engine running ${run.id} died during phase ${run.current?.index}. ${run.detail ?? ''}`, 'Resume Run', 'Open Log').then((c) => {
-      if (c === 'Resume Run') vscode.commands.executeCommand('whale.resumeRun', { run });
-      if (c === 'Open Log') log.show();
-    });
+    vscode.window
+      .showWarningMessage(`WHALE: the engine running ${run.id} died during phase ${run.current?.index}. ${run.detail ?? ''}`, 'Resume Run', 'Open Log')
+      .then((c) => {
+        if (c === 'Resume Run') vscode.commands.executeCommand('whale.resumeRun', { run });
+        if (c === 'Open Log') log.show();
+      });
   });
   context.subscriptions.push(vscode.workspace.onDidGrantWorkspaceTrust(() => log.info('workspace trusted: commands that run harness code are enabled')));
   return { runsTree, archiveTree: archive, monitor, health, statusBar };

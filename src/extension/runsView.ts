@@ -2,7 +2,19 @@ import * as vscode from 'vscode';
 import { chosenWhere } from '../core/phaseLabels.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeAcceptance, describeLedger, describePhase, describeRoundCandidate, describeRun, type CycleNode, type PhaseNode, type ProposerSessionNode, type RoundCandidate, type RoundNode, type RunNode } from './model/runsModel.js';
+import {
+  describeAcceptance,
+  describeLedger,
+  describePhase,
+  describeRoundCandidate,
+  describeRun,
+  type CycleNode,
+  type PhaseNode,
+  type ProposerSessionNode,
+  type RoundCandidate,
+  type RoundNode,
+  type RunNode,
+} from './model/runsModel.js';
 import type { StoreMonitor } from './storeMonitor.js';
 import type { BackendHealthMonitor } from './backendHealth.js';
 import { backendRowDetail } from './model/backendHealth.js';
@@ -11,12 +23,23 @@ import { phaseTooltip } from './model/runsModel.js';
 import { toUri } from './archiveFs.js';
 import { clipLine, LABEL_CHANGE_CHARS } from './model/archiveModel.js';
 
-export type RunsItem = { kind: 'run'; run: RunNode } | { kind: 'cycle'; run: RunNode; cycle: CycleNode } | { kind: 'phase'; run: RunNode; phase: PhaseNode } | { kind: 'session'; run: RunNode; phase: PhaseNode; session: ProposerSessionNode }
+export type RunsItem =
+  | { kind: 'run'; run: RunNode }
+  | { kind: 'cycle'; run: RunNode; cycle: CycleNode }
+  | { kind: 'phase'; run: RunNode; phase: PhaseNode }
+  | { kind: 'session'; run: RunNode; phase: PhaseNode; session: ProposerSessionNode }
   | { kind: 'round'; run: RunNode; phase: PhaseNode; round: RoundNode }
   | { kind: 'candidate'; run: RunNode; phase: PhaseNode; round: RoundNode; candidate: RoundCandidate }
   | { kind: 'info'; label: string; detail: string; icon?: string; command?: vscode.Command };
 
-const RUN_ICON: Record<RunNode['status'], string> = { running: 'sync~spin', finished: 'pass', stopped: 'debug-stop', paused: 'debug-pause', interrupted: 'warning', 'not started': 'circle-outline' };
+const RUN_ICON: Record<RunNode['status'], string> = {
+  running: 'sync~spin',
+  finished: 'pass',
+  stopped: 'debug-stop',
+  paused: 'debug-pause',
+  interrupted: 'warning',
+  'not started': 'circle-outline',
+};
 const PHASE_ICON: Record<PhaseNode['status'], string> = { done: 'check', running: 'loading~spin', interrupted: 'warning' };
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
@@ -24,7 +47,9 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 function bestPairDiff(run: RunNode): { command?: vscode.Command } {
   const start = run.cycles[0]?.phases[0]?.started.harness;
   const best = run.state?.best?.harness;
-  return start && best && start !== best ? { command: { command: 'whale.compareCandidates', title: 'Compare with the Starting Harness', arguments: [start, best] } } : {};
+  return start && best && start !== best
+    ? { command: { command: 'whale.compareCandidates', title: 'Compare with the Starting Harness', arguments: [start, best] } }
+    : {};
 }
 
 /** The Runs view: a provider over the vscode-free runs model (model/runsModel.ts). */
@@ -57,8 +82,19 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
       if (item.run.detail) info.push({ kind: 'info', label: item.run.status, detail: item.run.detail });
       if (item.run.backend) info.push({ kind: 'info', label: 'backend', detail: backendRowDetail(item.run.backend, this.health?.view()) });
       if (s) info.push({ kind: 'info', label: 'ledger', detail: describeLedger(s.ledger) });
-      if (s?.best) info.push({ kind: 'info', label: 'best pair', detail: `val ${pct(s.best.mean)} ± ${(100 * s.best.se).toFixed(1)} on the val split (${policyLabel(s.best.version, item.run.policies)}, harness ${shortHash(s.best.harness)}, ${chosenWhere(s.best.phase)})`, ...bestPairDiff(item.run) });
-      if (s?.test) info.push({ kind: 'info', label: 'sealed test', detail: `mean@${s.test.k} ${pct(s.test.mean)} ± ${(100 * s.test.se).toFixed(1)} on the test split, of the best pair` });
+      if (s?.best)
+        info.push({
+          kind: 'info',
+          label: 'best pair',
+          detail: `val ${pct(s.best.mean)} ± ${(100 * s.best.se).toFixed(1)} on the val split (${policyLabel(s.best.version, item.run.policies)}, harness ${shortHash(s.best.harness)}, ${chosenWhere(s.best.phase)})`,
+          ...bestPairDiff(item.run),
+        });
+      if (s?.test)
+        info.push({
+          kind: 'info',
+          label: 'sealed test',
+          detail: `mean@${s.test.k} ${pct(s.test.mean)} ± ${(100 * s.test.se).toFixed(1)} on the test split, of the best pair`,
+        });
       return [...info, ...item.run.cycles.map((cycle) => ({ kind: 'cycle' as const, run: item.run, cycle }))];
     }
     if (item.kind === 'cycle') return item.cycle.phases.map((phase) => ({ kind: 'phase', run: item.run, phase }));
@@ -72,7 +108,10 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
     if (item.kind === 'round') {
       const { run, phase, round } = item;
       const session = phase.sessions?.find((x) => x.round === round.round);
-      return [...(session ? [{ kind: 'session' as const, run, phase, session }] : []), ...round.candidates.map((candidate) => ({ kind: 'candidate' as const, run, phase, round, candidate }))];
+      return [
+        ...(session ? [{ kind: 'session' as const, run, phase, session }] : []),
+        ...round.candidates.map((candidate) => ({ kind: 'candidate' as const, run, phase, round, candidate })),
+      ];
     }
     return [];
   }
@@ -85,7 +124,11 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
         t.description = describeRun(item.run);
         t.iconPath = new vscode.ThemeIcon(RUN_ICON[item.run.status]);
         t.contextValue = `whale.run.${item.run.status.replace(' ', '-')}`;
-        t.tooltip = new vscode.MarkdownString([`**${item.run.id}** — ${item.run.status}`, item.run.detail ?? '', item.run.state ? describeLedger(item.run.state.ledger) : ''].filter(Boolean).join('\n\n'));
+        t.tooltip = new vscode.MarkdownString(
+          [`**${item.run.id}** — ${item.run.status}`, item.run.detail ?? '', item.run.state ? describeLedger(item.run.state.ledger) : '']
+            .filter(Boolean)
+            .join('\n\n'),
+        );
         return t;
       }
       case 'cycle': {
@@ -96,7 +139,10 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
       }
       case 'phase': {
         const p = item.phase;
-        const t = new vscode.TreeItem(`phase ${p.index}: ${p.kind}`, p.roundsDetail?.length || p.acceptance ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+        const t = new vscode.TreeItem(
+          `phase ${p.index}: ${p.kind}`,
+          p.roundsDetail?.length || p.acceptance ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+        );
         t.id = `phase:${item.run.id}:${p.index}`;
         t.description = `${p.status === 'done' ? '' : p.status + ' · '}${describePhase(p)}`;
         t.iconPath = new vscode.ThemeIcon(PHASE_ICON[p.status]);
@@ -115,9 +161,10 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
         t.tooltip = new vscode.MarkdownString(x.report || '(no report)');
         const root = this.monitor.current().project?.storeDir;
         const log = root && x.sessionLog ? join(root, 'runs', item.run.id, x.sessionLog) : undefined;
-        t.command = log && existsSync(log)
-          ? { command: 'vscode.open', title: 'Open Proposer Session', arguments: [vscode.Uri.file(log)] }
-          : { command: 'whale.showProposerReport', title: 'Show Round Report', arguments: [x.report || '(no report)'] };
+        t.command =
+          log && existsSync(log)
+            ? { command: 'vscode.open', title: 'Open Proposer Session', arguments: [vscode.Uri.file(log)] }
+            : { command: 'whale.showProposerReport', title: 'Show Round Report', arguments: [x.report || '(no report)'] };
         return t;
       }
       case 'round': {
@@ -126,7 +173,13 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
         const invalid = r.candidates.length - scored.length;
         const t = new vscode.TreeItem(r.round === 0 ? 'round 0: incumbent and submissions' : `round ${r.round}`, vscode.TreeItemCollapsibleState.Collapsed);
         t.id = `round:${item.run.id}:${item.phase.index}:${r.round}`;
-        t.description = [`${scored.length} scored`, ...(invalid ? [`${invalid} invalid`] : []), ...(r.best ? [`best so far ${shortHash(r.best.treeHash)} ${pct(r.best.mean)}`] : []), ...(r.candidates.some((c) => c.accepted) ? ['✓ accepted one'] : []), ...(r.done ? [] : ['in progress'])].join(' · ');
+        t.description = [
+          `${scored.length} scored`,
+          ...(invalid ? [`${invalid} invalid`] : []),
+          ...(r.best ? [`best so far ${shortHash(r.best.treeHash)} ${pct(r.best.mean)}`] : []),
+          ...(r.candidates.some((c) => c.accepted) ? ['✓ accepted one'] : []),
+          ...(r.done ? [] : ['in progress']),
+        ].join(' · ');
         t.iconPath = new vscode.ThemeIcon('beaker');
         return t;
       }
@@ -139,7 +192,9 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
         t.description = describeRoundCandidate(c);
         t.iconPath = new vscode.ThemeIcon(c.invalid ? 'error' : c.accepted ? 'pass-filled' : 'circle-outline');
         const acc = c.accepted && item.phase.acceptance ? `\n\n✓ accepted by ${describeAcceptance(item.phase.acceptance)}` : '';
-        t.tooltip = new vscode.MarkdownString(`**${name}**${c.treeHash ? ` \`${c.treeHash}\`` : ''}${c.origin ? ` (${c.origin})` : ''}\n\n${hypothesis ?? ''}\n\n${describeRoundCandidate(c)} on the harness split under ${policyLabel(item.phase.version, item.run.policies)}${acc}`);
+        t.tooltip = new vscode.MarkdownString(
+          `**${name}**${c.treeHash ? ` \`${c.treeHash}\`` : ''}${c.origin ? ` (${c.origin})` : ''}\n\n${hypothesis ?? ''}\n\n${describeRoundCandidate(c)} on the harness split under ${policyLabel(item.phase.version, item.run.policies)}${acc}`,
+        );
         if (c.treeHash) {
           t.resourceUri = toUri(c.treeHash);
           t.command = { command: 'whale.openCandidate', title: 'Open Candidate', arguments: [c.treeHash] };

@@ -36,7 +36,18 @@ export class WhaleStatusBar implements vscode.Disposable {
     const v = statusView(statusState(!!project?.hasConfig, runs, this.engineError), runs[0]?.backend, this.health?.view());
     this.item.text = v.text;
     const md = new vscode.MarkdownString(v.tooltip, true);
-    md.isTrusted = { enabledCommands: ['whale.newProject', 'whale.nextPhase', 'whale.run', 'whale.resumeRun', 'whale.stop', 'whale.showLogs', 'whale.backend.checkHealth', 'whale.backend.connect'] };
+    md.isTrusted = {
+      enabledCommands: [
+        'whale.newProject',
+        'whale.nextPhase',
+        'whale.run',
+        'whale.resumeRun',
+        'whale.stop',
+        'whale.showLogs',
+        'whale.backend.checkHealth',
+        'whale.backend.connect',
+      ],
+    };
     this.item.tooltip = md;
     this.item.backgroundColor = v.error ? new vscode.ThemeColor('statusBarItem.errorBackground') : undefined;
   }

@@ -53,11 +53,20 @@ export class StoreMonitor implements vscode.Disposable {
     const r = this.feed?.refresh() ?? { runs: [], changed: this.runs.length > 0 };
     if (!r.changed && !force) return;
     this.runs = r.runs;
-    for (const run of r.runs) if (before.get(run.id) === 'running' && run.status === 'interrupted' && !(run.pid !== undefined && this.ownPids.has(run.pid))) this.deadEmitter.fire(run);
+    for (const run of r.runs)
+      if (before.get(run.id) === 'running' && run.status === 'interrupted' && !(run.pid !== undefined && this.ownPids.has(run.pid))) this.deadEmitter.fire(run);
     vscode.commands.executeCommand('setContext', 'whale.hasProject', !!this.project?.hasConfig);
     vscode.commands.executeCommand('setContext', 'whale.hasRun', r.runs.length > 0);
-    vscode.commands.executeCommand('setContext', 'whale.running', r.runs.some((x) => x.status === 'running'));
-    vscode.commands.executeCommand('setContext', 'whale.resumable', r.runs.some((x) => x.status === 'interrupted' || x.status === 'paused' || x.status === 'stopped'));
+    vscode.commands.executeCommand(
+      'setContext',
+      'whale.running',
+      r.runs.some((x) => x.status === 'running'),
+    );
+    vscode.commands.executeCommand(
+      'setContext',
+      'whale.resumable',
+      r.runs.some((x) => x.status === 'interrupted' || x.status === 'paused' || x.status === 'stopped'),
+    );
     this.emitter.fire(r.runs);
   }
 

@@ -44,7 +44,10 @@ export function registerTaskProvider(context: vscode.ExtensionContext, deps: { k
           deps.log.warn('tasks: a whale task runs harness code; trust the workspace first');
           return undefined;
         }
-        return build(task.definition as WhaleTaskDefinition, task.scope === vscode.TaskScope.Global || task.scope === undefined ? vscode.TaskScope.Workspace : task.scope);
+        return build(
+          task.definition as WhaleTaskDefinition,
+          task.scope === vscode.TaskScope.Global || task.scope === undefined ? vscode.TaskScope.Workspace : task.scope,
+        );
       },
     }),
   );

@@ -9,7 +9,11 @@ export function registerTerminalCli(context: vscode.ExtensionContext, log: vscod
   const install = () => {
     try {
       const node = nodeCommand();
-      const dir = writeLauncher(join(context.globalStorageUri.fsPath, 'bin'), { node: node.command, env: node.env, cli: join(context.extensionPath, 'bin', 'whale.js') });
+      const dir = writeLauncher(join(context.globalStorageUri.fsPath, 'bin'), {
+        node: node.command,
+        env: node.env,
+        cli: join(context.extensionPath, 'bin', 'whale.js'),
+      });
       const env = context.environmentVariableCollection;
       env.description = 'Puts the `whale` CLI bundled with the WHALE extension on the PATH.';
       env.prepend('PATH', dir + delimiter);

@@ -37,8 +37,10 @@ const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
  * Chess move generators and engines. The chess domain's rule is that a harness may not compute,
  * generate or replace moves, so these get a refusal that says why rather than the generic one.
  */
-const MOVE_GENERATORS = /^(?:chess(?:\.js|\.mjs|\.ts|ops|-ai|-console|-engine)?|js-chess-engine|stockfish[\w.-]*|@[\w.-]+\/(?:chess[\w.-]*|stockfish[\w.-]*))(?:\/.*)?$/;
-const MOVE_GENERATOR_RULE = 'a harness may not compute, generate or replace moves: every move must come from the model (it may ask the domain with is_legal_action)';
+const MOVE_GENERATORS =
+  /^(?:chess(?:\.js|\.mjs|\.ts|ops|-ai|-console|-engine)?|js-chess-engine|stockfish[\w.-]*|@[\w.-]+\/(?:chess[\w.-]*|stockfish[\w.-]*))(?:\/.*)?$/;
+const MOVE_GENERATOR_RULE =
+  'a harness may not compute, generate or replace moves: every move must come from the model (it may ask the domain with is_legal_action)';
 /** chess.js's own source, copied into a candidate folder (its 0x88 board tables). */
 const CHESS_JS_SOURCE = /\bOx88\b[\s\S]*\bPAWN_OFFSETS\b|\bPAWN_OFFSETS\b[\s\S]*\bOx88\b/;
 
@@ -69,8 +71,17 @@ function confinePlugin(dir: string, sdkFile: string): Plugin {
         if (args.importer === sdkFile || !args.resolveDir) return undefined;
         const target = resolvePath(args.resolveDir, args.path);
         if (!isInside(dir, target)) return { errors: [{ text: `cannot import '${args.path}': it is outside the candidate folder` }] };
-        const skipped = relative(dir, target).split(/[\\/]/).find((part) => UNHASHED.has(part));
-        if (skipped) return { errors: [{ text: `cannot import '${args.path}': ${skipped}/ is not part of the candidate (its identity skips it, so it is not there when the candidate runs); copy the code into the candidate` }] };
+        const skipped = relative(dir, target)
+          .split(/[\\/]/)
+          .find((part) => UNHASHED.has(part));
+        if (skipped)
+          return {
+            errors: [
+              {
+                text: `cannot import '${args.path}': ${skipped}/ is not part of the candidate (its identity skips it, so it is not there when the candidate runs); copy the code into the candidate`,
+              },
+            ],
+          };
         return undefined;
       });
       build.onResolve({ filter: /^[^./]/ }, (args) => {
@@ -82,7 +93,9 @@ function confinePlugin(dir: string, sdkFile: string): Plugin {
         if (args.path === sdkFile) return undefined;
         if (!isInside(dir, args.path)) return { errors: [{ text: `cannot import ${args.path}: it is outside the candidate folder` }] };
         if (/\.[cm]?[jt]sx?$/.test(args.path) && CHESS_JS_SOURCE.test(readFileSync(args.path, 'utf8')))
-          return { errors: [{ text: `cannot bundle ${relative(dir, args.path)}: it holds a copy of chess.js, a chess move generator, and ${MOVE_GENERATOR_RULE}` }] };
+          return {
+            errors: [{ text: `cannot bundle ${relative(dir, args.path)}: it holds a copy of chess.js, a chess move generator, and ${MOVE_GENERATOR_RULE}` }],
+          };
         return undefined;
       });
     },
@@ -91,7 +104,16 @@ function confinePlugin(dir: string, sdkFile: string): Plugin {
 
 export function bundleCacheFile(req: BundleRequest, esbuildVersion: string): string {
   const sdk = readFileSync(resolveSdkFile());
-  const key = createHash('sha256').update(req.treeHash).update('\0').update(req.entry).update('\0').update(sdk).update('\0').update(esbuildVersion).update('\0from-materialised-copy').digest('hex'); // bundles built in place (before copies) are not reused
+  const key = createHash('sha256')
+    .update(req.treeHash)
+    .update('\0')
+    .update(req.entry)
+    .update('\0')
+    .update(sdk)
+    .update('\0')
+    .update(esbuildVersion)
+    .update('\0from-materialised-copy')
+    .digest('hex'); // bundles built in place (before copies) are not reused
   return join(req.cacheDir, 'bundles', `${req.treeHash.slice(0, 12)}-${key.slice(0, 16)}.mjs`);
 }
 
@@ -101,7 +123,8 @@ export async function bundleCandidate(req: BundleRequest): Promise<string> {
   const out = bundleCacheFile(req, esbuild.version);
   if (existsSync(out)) return out;
   const entryAbs = resolvePath(req.dir, req.entry);
-  if (!isInside(req.dir, entryAbs)) throw new InputError({ file: join(req.dir, 'harness.json'), field: 'entry' }, `entry '${req.entry}' is outside the candidate folder`);
+  if (!isInside(req.dir, entryAbs))
+    throw new InputError({ file: join(req.dir, 'harness.json'), field: 'entry' }, `entry '${req.entry}' is outside the candidate folder`);
   if (!existsSync(entryAbs)) throw new InputError({ file: join(req.dir, 'harness.json'), field: 'entry' }, `entry file '${req.entry}' does not exist`);
   const sdkFile = resolveSdkFile();
   let result;

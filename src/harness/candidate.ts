@@ -46,9 +46,14 @@ function checkPlainFiles(dir: string, root: string, skipped = false): void {
   for (const name of readdirSync(dir)) {
     const full = join(dir, name);
     const st = lstatSync(full);
-    if (st.isSymbolicLink()) throw new InputError({ file: full }, `a candidate may not contain symbolic links (${relative(root, full)}); remove it${skipped || SKIPPED.has(name) ? ' — this folder is not part of the candidate either' : ''}`);
+    if (st.isSymbolicLink())
+      throw new InputError(
+        { file: full },
+        `a candidate may not contain symbolic links (${relative(root, full)}); remove it${skipped || SKIPPED.has(name) ? ' — this folder is not part of the candidate either' : ''}`,
+      );
     if (st.isDirectory()) checkPlainFiles(full, root, skipped || SKIPPED.has(name));
-    else if (!skipped && !SKIPPED.has(name) && st.isFile() && st.nlink > 1) throw new InputError({ file: full }, 'a candidate may not contain hard-linked files');
+    else if (!skipped && !SKIPPED.has(name) && st.isFile() && st.nlink > 1)
+      throw new InputError({ file: full }, 'a candidate may not contain hard-linked files');
   }
 }
 

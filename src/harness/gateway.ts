@@ -94,7 +94,8 @@ export class Gateway {
     try {
       reply = await this.route(req);
     } catch (e) {
-      reply = e instanceof BodyError ? errorReply(400, e.message) : errorReply(500, `gateway error: ${e instanceof Error ? e.message : String(e)}`, 'server_error');
+      reply =
+        e instanceof BodyError ? errorReply(400, e.message) : errorReply(500, `gateway error: ${e instanceof Error ? e.message : String(e)}`, 'server_error');
     }
     const body = JSON.stringify(reply.body);
     res.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -107,10 +108,12 @@ export class Gateway {
     if (!m) return errorReply(404, `no such route: ${url.pathname}`);
     const session = this.sessions.get(m[1]);
     if (!session) return errorReply(404, 'unknown or finished rollout');
-    if (!tokenMatches(req.headers.authorization, session.token)) return errorReply(401, 'missing or wrong bearer token for this rollout', 'authentication_error');
+    if (!tokenMatches(req.headers.authorization, session.token))
+      return errorReply(401, 'missing or wrong bearer token for this rollout', 'authentication_error');
     const rest = m[2];
     if (req.method === 'POST' && rest === '/v1/chat/completions') return session.chat(await readJson(req));
-    if (req.method === 'GET' && rest === '/v1/models') return { status: 200, body: { object: 'list', data: [{ id: session.policyVersion, object: 'model', owned_by: 'whale' }] } };
+    if (req.method === 'GET' && rest === '/v1/models')
+      return { status: 200, body: { object: 'list', data: [{ id: session.policyVersion, object: 'model', owned_by: 'whale' }] } };
     if (req.method === 'GET' && rest === '/tools') return { status: 200, body: { tools: session.toolInfos } };
     const tool = /^\/tools\/([^/]+)$/.exec(rest);
     if (req.method === 'POST' && tool) return session.tool(decodeURIComponent(tool[1]), await readJson(req));

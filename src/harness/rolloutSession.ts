@@ -29,7 +29,10 @@ export function isContextOverflow(e: unknown): boolean {
   const err = e as { code?: unknown; status?: unknown; message?: unknown; body?: { error?: { code?: unknown } } } | null;
   if (err?.code === 'context_length_exceeded') return true;
   if (err?.status !== 400) return false;
-  return err.body?.error?.code === 'context_length_exceeded' || /context length|maximum context|maximum model length|context_length_exceeded|model's context is/i.test(String(err.message));
+  return (
+    err.body?.error?.code === 'context_length_exceeded' ||
+    /context length|maximum context|maximum model length|context_length_exceeded|model's context is/i.test(String(err.message))
+  );
 }
 
 /** Keeps one trajectory bounded even when a harness loops on tools or logs. */
@@ -62,7 +65,10 @@ export const ChatCompletionRequest = z
     top_p: z.number().gt(0).max(1).nullable().optional(),
     max_tokens: z.number().int().positive().nullable().optional(),
     max_completion_tokens: z.number().int().positive().nullable().optional(),
-    stop: z.union([z.string(), z.array(z.string()).max(8)]).nullable().optional(),
+    stop: z
+      .union([z.string(), z.array(z.string()).max(8)])
+      .nullable()
+      .optional(),
     stream: z.boolean().nullable().optional(),
     n: z.number().int().nullable().optional(),
     tools: z.array(z.unknown()).nullable().optional(),
@@ -189,7 +195,11 @@ export class RolloutSession {
           created: Math.floor(Date.now() / 1000),
           model: r.version,
           choices: [{ index: 0, message: { role: 'assistant', content: r.text }, finish_reason: r.finishReason }],
-          usage: { prompt_tokens: r.usage.promptTokens, completion_tokens: r.usage.completionTokens, total_tokens: r.usage.promptTokens + r.usage.completionTokens },
+          usage: {
+            prompt_tokens: r.usage.promptTokens,
+            completion_tokens: r.usage.completionTokens,
+            total_tokens: r.usage.promptTokens + r.usage.completionTokens,
+          },
         },
       };
     } catch (e) {
@@ -200,13 +210,33 @@ export class RolloutSession {
       if (isContextOverflow(e)) {
         // The harness's request, not the backend, is at fault (vLLM answers 400 too): the harness
         // hears it and may shorten its prompt; the rollout is scored, not an infrastructure failure.
-        this.modelCalls.push({ index, policyVersion: this.policyVersion, messages, params: { ...params }, completion: '', finishReason: 'error', usage: { promptTokens: 0, completionTokens: 0 }, latencyMs, t: sentAt });
+        this.modelCalls.push({
+          index,
+          policyVersion: this.policyVersion,
+          messages,
+          params: { ...params },
+          completion: '',
+          finishReason: 'error',
+          usage: { promptTokens: 0, completionTokens: 0 },
+          latencyMs,
+          t: sentAt,
+        });
         this.events.push({ t: this.now(), type: 'error', name: 'context_length', message });
         return errorReply(400, `the prompt does not fit the model's context: ${message}`, 'invalid_request_error', 'context_length_exceeded');
       }
       this.backendError ??= message;
       this.infraFailure ??= { source: 'backend', message };
-      this.modelCalls.push({ index, policyVersion: this.policyVersion, messages, params: { ...params }, completion: '', finishReason: 'error', usage: { promptTokens: 0, completionTokens: 0 }, latencyMs, t: sentAt });
+      this.modelCalls.push({
+        index,
+        policyVersion: this.policyVersion,
+        messages,
+        params: { ...params },
+        completion: '',
+        finishReason: 'error',
+        usage: { promptTokens: 0, completionTokens: 0 },
+        latencyMs,
+        t: sentAt,
+      });
       this.events.push({ t: this.now(), type: 'error', name: 'backend', message });
       return errorReply(502, `policy backend failed: ${message}`, 'backend_error');
     }
@@ -219,7 +249,11 @@ export class RolloutSession {
    * `requested_top_p`). max_tokens is the harness's to choose, clamped by the domain's per-call
    * limit and the rollout's remaining token budget.
    */
-  private params(req: ChatCompletionRequest, index: number, remaining: number): SamplingParams & { requested_max_tokens?: number; requested_temperature?: number; requested_top_p?: number } {
+  private params(
+    req: ChatCompletionRequest,
+    index: number,
+    remaining: number,
+  ): SamplingParams & { requested_max_tokens?: number; requested_temperature?: number; requested_top_p?: number } {
     const asked = req.max_completion_tokens ?? req.max_tokens ?? undefined;
     const perCall = this.o.limits.maxTokensPerCall ?? Number.POSITIVE_INFINITY;
     const maxTokens = Math.max(1, Math.min(asked ?? this.o.sampling.max_tokens, perCall, remaining));
@@ -268,7 +302,8 @@ export class RolloutSession {
 
   /** A harness event from the protocol (ctx.log, console output). */
   log(message: string, data?: unknown, type: 'log' | 'error' = 'log'): void {
-    if (this.logEvents === MAX_LOG_EVENTS) this.events.push({ t: this.now(), type: 'limit', name: 'log', message: `more than ${MAX_LOG_EVENTS} log events; the rest are dropped` });
+    if (this.logEvents === MAX_LOG_EVENTS)
+      this.events.push({ t: this.now(), type: 'limit', name: 'log', message: `more than ${MAX_LOG_EVENTS} log events; the rest are dropped` });
     if (this.logEvents++ >= MAX_LOG_EVENTS) return;
     this.events.push({ t: this.now(), type, message, ...(data !== undefined ? { data } : {}) });
   }

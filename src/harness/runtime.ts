@@ -25,7 +25,16 @@ import { reapOrphanedHarnesses } from './reaper.js';
 import { Gateway } from './gateway.js';
 import type { RunMessage } from './protocol.js';
 import { RolloutSession, type GatewayLimits } from './rolloutSession.js';
-import { chooseFilesystem, chooseNetwork, planCommandWorker, planNodeWorker, sandboxCapabilities, type FilesystemIsolation, type NetworkIsolation, type SpawnPlan } from './sandbox.js';
+import {
+  chooseFilesystem,
+  chooseNetwork,
+  planCommandWorker,
+  planNodeWorker,
+  sandboxCapabilities,
+  type FilesystemIsolation,
+  type NetworkIsolation,
+  type SpawnPlan,
+} from './sandbox.js';
 import { Semaphore } from './semaphore.js';
 import { LIMIT_GRACE_MS, WorkerProcess, type WorkerOutcome } from './workerProcess.js';
 
@@ -112,7 +121,9 @@ export class HarnessRuntime {
     }
     if (!this.warnedUnconfined) {
       this.warnedUnconfined = true;
-      process.stderr.write(`\nWARNING: command harnesses run UNCONFINED here (no bubblewrap${this.network === 'namespace' ? '' : ', no network namespace'}; sandbox.allowUnconfined is set): harness code can read every file you can, the engine's environment (API keys) and the run store${this.network === 'namespace' ? '' : ', and reach the network'}.\n\n`);
+      process.stderr.write(
+        `\nWARNING: command harnesses run UNCONFINED here (no bubblewrap${this.network === 'namespace' ? '' : ', no network namespace'}; sandbox.allowUnconfined is set): harness code can read every file you can, the engine's environment (API keys) and the run store${this.network === 'namespace' ? '' : ', and reach the network'}.\n\n`,
+      );
     }
   }
 
@@ -141,7 +152,12 @@ export class HarnessRuntime {
   }
 
   /** Many rollouts, at most `concurrency` in flight; results in the order of `items`. */
-  async rolloutMany(prepared: PreparedHarness, items: RolloutItem[], onProgress?: ProgressCallback, common: { runId?: string; phase?: string } = {}): Promise<Trajectory[]> {
+  async rolloutMany(
+    prepared: PreparedHarness,
+    items: RolloutItem[],
+    onProgress?: ProgressCallback,
+    common: { runId?: string; phase?: string } = {},
+  ): Promise<Trajectory[]> {
     let done = 0;
     return Promise.all(
       items.map(async (it) => {
@@ -171,9 +187,17 @@ export class HarnessRuntime {
   }
 
   private plan(prepared: PreparedHarness, bootstrap: string): SpawnPlan {
-    if (prepared.runtime === 'node') return planNodeWorker({ dir: prepared.dir, bootstrap, bundle: prepared.bundleFile as string, limits: this.o.limits, network: this.network });
+    if (prepared.runtime === 'node')
+      return planNodeWorker({ dir: prepared.dir, bootstrap, bundle: prepared.bundleFile as string, limits: this.o.limits, network: this.network });
     const socket = this.gateway.unixSocketPath;
-    return planCommandWorker({ dir: prepared.dir, command: prepared.command as string[], limits: this.o.limits, network: this.network, filesystem: this.filesystem, ...(socket ? { socketDir: dirname(socket) } : {}) });
+    return planCommandWorker({
+      dir: prepared.dir,
+      command: prepared.command as string[],
+      limits: this.o.limits,
+      network: this.network,
+      filesystem: this.filesystem,
+      ...(socket ? { socketDir: dirname(socket) } : {}),
+    });
   }
 
   private async runOne(prepared: PreparedHarness, task: Task, opts: RolloutOptions): Promise<Trajectory> {
@@ -224,7 +248,13 @@ export class HarnessRuntime {
       type: 'log',
       name: 'sandbox',
       message: `${prepared.runtime} harness, network ${plan?.network ?? '?'}${plan?.filesystem ? `, file system ${plan.filesystem}` : ''}`,
-      data: { startupMs: round(outcome.startupMs), cpuMs: round(outcome.cpuMs), peakRssMb: round(outcome.peakRssMb), network: plan?.network ?? null, filesystem: plan?.filesystem ?? null },
+      data: {
+        startupMs: round(outcome.startupMs),
+        cpuMs: round(outcome.cpuMs),
+        peakRssMb: round(outcome.peakRssMb),
+        network: plan?.network ?? null,
+        filesystem: plan?.filesystem ?? null,
+      },
     });
     const record = { finalAnswer: outcome.answer, modelCalls: session.modelCalls, events };
     let { termination, detail } = decideTermination(outcome, session);
@@ -236,7 +266,11 @@ export class HarnessRuntime {
       verdict = { pass: false, score: 0, extracted: null, reason: `infrastructure failure (not scored): ${detail}` };
     } else if (termination === 'answered' || termination === 'no_answer') {
       try {
-        verdict = await withTimeout(Promise.resolve(this.o.domain.verify(task, record)), this.o.domain.limits.verifierTimeoutMs ?? VERIFIER_TIMEOUT_MS, 'verifier');
+        verdict = await withTimeout(
+          Promise.resolve(this.o.domain.verify(task, record)),
+          this.o.domain.limits.verifierTimeoutMs ?? VERIFIER_TIMEOUT_MS,
+          'verifier',
+        );
         const broken = (await this.o.domain.checkRules?.(task, record)) ?? null;
         if (broken) {
           termination = 'rule_violation';
@@ -257,7 +291,12 @@ export class HarnessRuntime {
       try {
         diagnostics = await this.o.domain.diagnostics(task, { ...record, termination });
       } catch (e) {
-        events.push({ t: Date.now() - session.startedAt, type: 'error', name: 'diagnostics', message: `the domain's diagnostics failed: ${e instanceof Error ? e.message : String(e)}` });
+        events.push({
+          t: Date.now() - session.startedAt,
+          type: 'error',
+          name: 'diagnostics',
+          message: `the domain's diagnostics failed: ${e instanceof Error ? e.message : String(e)}`,
+        });
       }
     }
     return {
@@ -299,7 +338,10 @@ export const VERIFIER_TIMEOUT_MS = 30_000;
 async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} gave no answer within ${ms} ms`)), ms)))]);
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} gave no answer within ${ms} ms`)), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }

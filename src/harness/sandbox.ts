@@ -132,7 +132,10 @@ function wrap(caps: SandboxCapabilities, network: NetworkIsolation, limits: Sand
 
 export function chooseFilesystem(requested: 'auto' | FilesystemIsolation, caps: SandboxCapabilities): FilesystemIsolation {
   if (requested === 'auto') return caps.bwrap ? 'confined' : 'open';
-  if (requested === 'confined' && !caps.bwrap) throw new Error('file-system confinement requested but bubblewrap (`bwrap`) cannot create a mount namespace here (Debian/Ubuntu: apt-get install bubblewrap)');
+  if (requested === 'confined' && !caps.bwrap)
+    throw new Error(
+      'file-system confinement requested but bubblewrap (`bwrap`) cannot create a mount namespace here (Debian/Ubuntu: apt-get install bubblewrap)',
+    );
   return requested;
 }
 
@@ -141,7 +144,17 @@ export function chooseFilesystem(requested: 'auto' | FilesystemIsolation, caps: 
 const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 // Only what a dynamically linked interpreter reads at start-up. Not /etc as a whole: it holds
 // host secrets (shadow, ssh keys, credentials of system services).
-const ETC_FILES = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/localtime', '/etc/nsswitch.conf', '/etc/passwd', '/etc/group', '/etc/mime.types'];
+const ETC_FILES = [
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/alternatives',
+  '/etc/localtime',
+  '/etc/nsswitch.conf',
+  '/etc/passwd',
+  '/etc/group',
+  '/etc/mime.types',
+];
 
 /**
  * bubblewrap's arguments: fresh namespaces for everything (network too unless `shareNet`), the
@@ -191,10 +204,24 @@ export function planNodeWorker(o: { dir: string; bootstrap: string; bundle: stri
     o.bundle,
   ];
   const full = wrap(caps, o.network, o.limits, o.limits.memoryMb + NODE_OVERHEAD_MB + NODE_RESERVED_DATA_MB, node, false);
-  return { command: full[0], args: full.slice(1), env: scrubbedEnv(o.dir, 'node'), cwd: o.dir, network: o.network, rssLimitMb: o.limits.memoryMb + NODE_OVERHEAD_MB };
+  return {
+    command: full[0],
+    args: full.slice(1),
+    env: scrubbedEnv(o.dir, 'node'),
+    cwd: o.dir,
+    network: o.network,
+    rssLimitMb: o.limits.memoryMb + NODE_OVERHEAD_MB,
+  };
 }
 
-export function planCommandWorker(o: { dir: string; command: string[]; limits: SandboxLimits; network: NetworkIsolation; filesystem: FilesystemIsolation; socketDir?: string }): SpawnPlan {
+export function planCommandWorker(o: {
+  dir: string;
+  command: string[];
+  limits: SandboxLimits;
+  network: NetworkIsolation;
+  filesystem: FilesystemIsolation;
+  socketDir?: string;
+}): SpawnPlan {
   const caps = sandboxCapabilities();
   let full: string[];
   if (o.filesystem === 'confined') {
@@ -204,5 +231,13 @@ export function planCommandWorker(o: { dir: string; command: string[]; limits: S
   } else {
     full = wrap(caps, o.network, o.limits, o.limits.memoryMb, o.command, true);
   }
-  return { command: full[0], args: full.slice(1), env: scrubbedEnv(o.dir, 'command'), cwd: o.dir, network: o.network, filesystem: o.filesystem, rssLimitMb: o.limits.memoryMb };
+  return {
+    command: full[0],
+    args: full.slice(1),
+    env: scrubbedEnv(o.dir, 'command'),
+    cwd: o.dir,
+    network: o.network,
+    filesystem: o.filesystem,
+    rssLimitMb: o.limits.memoryMb,
+  };
 }

@@ -37,7 +37,14 @@ const STDERR_TAIL_CHARS = 4000;
 export const LIMIT_GRACE_MS = 1000;
 
 /** Error texts that mean the runtime's memory caps fired (V8 heap limit, RLIMIT_DATA). */
-const MEMORY_PATTERNS = [/JavaScript heap out of memory/, /Reached heap limit/, /Array buffer allocation failed/, /\bMemoryError\b/, /Cannot allocate memory/, /std::bad_alloc/];
+const MEMORY_PATTERNS = [
+  /JavaScript heap out of memory/,
+  /Reached heap limit/,
+  /Array buffer allocation failed/,
+  /\bMemoryError\b/,
+  /Cannot allocate memory/,
+  /std::bad_alloc/,
+];
 /** Error texts that mean the sandbox refused something (permission model, network guard). */
 const DENIED_PATTERNS = [/ERR_ACCESS_DENIED/, /Access to this API has been restricted/, /denied by the WHALE sandbox/, /ERR_DLOPEN_DISABLED/];
 
@@ -148,7 +155,8 @@ export class WorkerProcess {
     const parsed = parseLine(ChildMessage, line);
     if (!parsed.ok) return this.finish('protocol_error', parsed.error);
     const m = parsed.message;
-    if (this.nonce !== undefined && m.nonce !== this.nonce) return this.finish('protocol_error', "a protocol-looking line without this rollout's nonce: written by harness code, not by the runtime");
+    if (this.nonce !== undefined && m.nonce !== this.nonce)
+      return this.finish('protocol_error', "a protocol-looking line without this rollout's nonce: written by harness code, not by the runtime");
     switch (m.type) {
       case 'ready':
         if (!this.ready) this.startupMs = performance.now() - this.spawnedAt;

@@ -44,7 +44,16 @@ export async function connectBackend(req: ConnectRequest): Promise<{ backend: Re
   const lines: string[] = [];
   const quick = { timeoutMs: 15_000, retries: 0, outageMs: 0, ...(req.apiKeyEnv ? { apiKeyEnv: req.apiKeyEnv } : {}) };
   if (req.kind === 'embedded') {
-    return { backend: { kind: 'embedded' }, detected: { tokenIds: true, logprobs: true, loraLoading: false, training: 'full', lines: ['embedded: the shipped model, in this process (nothing to probe)'] } };
+    return {
+      backend: { kind: 'embedded' },
+      detected: {
+        tokenIds: true,
+        logprobs: true,
+        loraLoading: false,
+        training: 'full',
+        lines: ['embedded: the shipped model, in this process (nothing to probe)'],
+      },
+    };
   }
   const need = (v: string | undefined, what: string): string => {
     if (!v) throw new WhaleError(`connect ${req.kind}: ${what} is required`);
@@ -61,18 +70,24 @@ export async function connectBackend(req: ConnectRequest): Promise<{ backend: Re
     const p = await probeServer(http, { model });
     const loraLoading = await probeLoraLoading(http);
     sampler = { baseUrl, model, tokenIds: p.tokenIds, logprobs: p.logprobs, loraLoading, models: p.models };
-    lines.push(`${p.summary}; runtime LoRA loading ${loraLoading ? 'yes' : 'no (start vLLM with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True to publish trained versions)'}`);
+    lines.push(
+      `${p.summary}; runtime LoRA loading ${loraLoading ? 'yes' : 'no (start vLLM with --enable-lora and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True to publish trained versions)'}`,
+    );
   }
   let trainer: { baseUrl: string; update: 'full' | 'lora' | 'unknown'; models: string[]; loraRank?: number } | undefined;
   if (req.kind === 'tinker' || req.kind === 'split') {
-    const baseUrl = need(req.kind === 'tinker' ? req.url : req.trainerUrl, req.kind === 'tinker' ? 'the Tinker server URL' : 'the trainer (Tinker server) URL').replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+    const baseUrl = need(req.kind === 'tinker' ? req.url : req.trainerUrl, req.kind === 'tinker' ? 'the Tinker server URL' : 'the trainer (Tinker server) URL')
+      .replace(/\/+$/, '')
+      .replace(/\/api\/v1$/, '');
     const client = new TinkerClient({ baseUrl, ...quick });
     const caps = await client.capabilities();
     const models = (caps.supported_models ?? []).map((m) => m.model_name);
     const update = caps.whale?.update === 'full' ? 'full' : caps.whale ? 'unknown' : 'lora';
     const rank = update === 'lora' ? await checkLoraRank(client, req.baseModel ?? models[0], req.loraRank) : undefined;
     trainer = { baseUrl, update, models, loraRank: rank?.rank };
-    lines.push(`${baseUrl} (Tinker): training ${update === 'unknown' ? 'yes' : update}; models ${models.join(', ') || '(none listed)'}${rank ? `; LoRA rank ${rank.rank} (${rank.note})` : ''}`);
+    lines.push(
+      `${baseUrl} (Tinker): training ${update === 'unknown' ? 'yes' : update}; models ${models.join(', ') || '(none listed)'}${rank ? `; LoRA rank ${rank.rank} (${rank.note})` : ''}`,
+    );
   }
 
   const remote = req.apiKeyEnv ? { apiKeyEnv: req.apiKeyEnv } : {};
@@ -89,8 +104,16 @@ export async function connectBackend(req: ConnectRequest): Promise<{ backend: Re
   if (req.kind === 'openai-compatible') backend = samplerSection(sampler!);
   else if (req.kind === 'tinker') backend = tinkerSection(trainer!);
   else {
-    if (!sampler!.loraLoading) throw new WhaleError(`the sampler at ${sampler!.baseUrl} has no runtime LoRA loading, so trained versions cannot be published to it: start vLLM with --enable-lora --max-lora-rank N and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`);
-    backend = { kind: 'split', sampler: samplerSection(sampler!), trainer: tinkerSection(trainer!), publish: { kind: 'vllm-lora', adapterDir: need(req.adapterDir, 'the adapter folder (as the sampler sees it)') } };
+    if (!sampler!.loraLoading)
+      throw new WhaleError(
+        `the sampler at ${sampler!.baseUrl} has no runtime LoRA loading, so trained versions cannot be published to it: start vLLM with --enable-lora --max-lora-rank N and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`,
+      );
+    backend = {
+      kind: 'split',
+      sampler: samplerSection(sampler!),
+      trainer: tinkerSection(trainer!),
+      publish: { kind: 'vllm-lora', adapterDir: need(req.adapterDir, 'the adapter folder (as the sampler sees it)') },
+    };
   }
   BackendSchema.parse(backend); // what is written must load; defaults stay implicit
   return {
@@ -128,10 +151,14 @@ async function checkLoraRank(client: TinkerClient, baseModel: string | undefined
       return { rank: rank ?? 1, note: rank === undefined ? 'the server accepts rank 1 only' : 'accepted by the server' };
     } catch (e) {
       const max = /rank \d+ must be between 1 and (\d+)/i.exec((e as Error).message);
-      if (!max) throw new WhaleError(`${client.http.baseUrl}: creating a LoRA model of rank ${wanted} to check the server's limits failed: ${(e as Error).message}`);
+      if (!max)
+        throw new WhaleError(`${client.http.baseUrl}: creating a LoRA model of rank ${wanted} to check the server's limits failed: ${(e as Error).message}`);
       const limit = Number(max[1]);
       if (asked !== undefined) {
-        throw new InputError({ file: '(command line)', field: '--lora-rank' }, `LoRA rank ${asked} is above the server's maximum ${limit} (${client.http.baseUrl}); give --lora-rank ${limit} or less, or restart SkyRL with --backend-config '{"max_lora_rank": ${asked}}'`);
+        throw new InputError(
+          { file: '(command line)', field: '--lora-rank' },
+          `LoRA rank ${asked} is above the server's maximum ${limit} (${client.http.baseUrl}); give --lora-rank ${limit} or less, or restart SkyRL with --backend-config '{"max_lora_rank": ${asked}}'`,
+        );
       }
       return { rank: limit, note: `the server's maximum; the default ${DEFAULT_LORA_RANK} is above it` };
     }

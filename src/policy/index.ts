@@ -28,12 +28,17 @@ export async function createBackend(cfg: BackendConfig, ctx: BackendContext): Pr
       const versionsDir = join(resolve(ctx.storeDir), 'policy', 'versions');
       if (cfg.model === 'base') return EmbeddedBackend.open({ versionsDir, sampler: { maxBatch: cfg.maxBatch } });
       const asFolder = resolve(cfg.model);
-      if (existsSync(asFolder) && statSync(asFolder).isDirectory()) return EmbeddedBackend.open({ versionsDir, baseModelDir: asFolder, sampler: { maxBatch: cfg.maxBatch } });
+      if (existsSync(asFolder) && statSync(asFolder).isDirectory())
+        return EmbeddedBackend.open({ versionsDir, baseModelDir: asFolder, sampler: { maxBatch: cfg.maxBatch } });
       return EmbeddedBackend.open({ versionsDir, initialVersion: cfg.model, sampler: { maxBatch: cfg.maxBatch } });
     }
     case 'openai-compatible': {
       const { OpenAICompatibleBackend } = await import('./remote/openaiBackend.js');
-      return OpenAICompatibleBackend.open({ ...cfg, onRetry: ctx.onRetry, recordDir: cfg.recordRsft ? join(resolve(ctx.storeDir), 'rsft-batches') : undefined });
+      return OpenAICompatibleBackend.open({
+        ...cfg,
+        onRetry: ctx.onRetry,
+        recordDir: cfg.recordRsft ? join(resolve(ctx.storeDir), 'rsft-batches') : undefined,
+      });
     }
     case 'tinker': {
       const { TinkerBackend } = await import('./tinker/backend.js');
@@ -44,7 +49,13 @@ export async function createBackend(cfg: BackendConfig, ctx: BackendContext): Pr
       const { TinkerBackend } = await import('./tinker/backend.js');
       const { SplitBackend } = await import('./split/splitBackend.js');
       const sampler = await OpenAICompatibleBackend.open({ ...cfg.sampler, onRetry: ctx.onRetry });
-      const trainer = await TinkerBackend.open({ ...cfg.trainer, initialVersion: ctx.version, onRetry: ctx.onRetry, storeDir: resolve(ctx.storeDir), owner: ctx.runId });
+      const trainer = await TinkerBackend.open({
+        ...cfg.trainer,
+        initialVersion: ctx.version,
+        onRetry: ctx.onRetry,
+        storeDir: resolve(ctx.storeDir),
+        owner: ctx.runId,
+      });
       const store = resolve(ctx.storeDir);
       return SplitBackend.open({
         sampler,
@@ -60,7 +71,10 @@ export async function createBackend(cfg: BackendConfig, ctx: BackendContext): Pr
 }
 
 /** Serves a backend over OpenAI-compatible HTTP and, unless `tinker: false`, the Tinker routes (what `whale serve` runs). */
-export async function serveBackend(backend: PolicyBackend, opts: { host: string; port: number; tinker?: boolean; exportDir?: string }): Promise<{ url: string; close(): Promise<void> }> {
+export async function serveBackend(
+  backend: PolicyBackend,
+  opts: { host: string; port: number; tinker?: boolean; exportDir?: string },
+): Promise<{ url: string; close(): Promise<void> }> {
   const { EmbeddedBackend, startEmbeddedServer } = await import('./embedded/index.js');
   const { EmbeddedTinkerService } = await import('./embedded/tinkerService.js');
   if (!(backend instanceof EmbeddedBackend)) throw new WhaleError(`only the embedded backend can be served by whale itself (got '${backend.kind}')`);

@@ -132,7 +132,14 @@ export function summarizeRun(run: RunInput): RunSummary {
         p.steps = (p.steps ?? 0) + 1;
         const g = num(e.globalStep) ?? globalStep;
         globalStep = g + 1;
-        training.push({ phase: phase ?? -1, globalStep: g, meanReward: num(e.meanReward) ?? NaN, truncationRate: num(e.truncationRate) ?? NaN, acceptedFraction: num(e.acceptedFraction) ?? NaN, meanLoss: num(e.meanLoss) ?? null });
+        training.push({
+          phase: phase ?? -1,
+          globalStep: g,
+          meanReward: num(e.meanReward) ?? NaN,
+          truncationRate: num(e.truncationRate) ?? NaN,
+          acceptedFraction: num(e.acceptedFraction) ?? NaN,
+          meanLoss: num(e.meanLoss) ?? null,
+        });
         break;
       }
       case 'candidate_scored': {
@@ -155,7 +162,16 @@ export function summarizeRun(run: RunInput): RunSummary {
         const pairedUsed = str(e.pairedChoice) !== undefined || typeof e.changedChoice === 'boolean';
         const incumbent = str(e.incumbent);
         const olderCandidate = chosen !== incumbent && (firstScored.get(chosen) ?? phase ?? -1) < (phase ?? -1);
-        p.acceptance = { phase: phase ?? -1, rule: str(e.rule) ?? 'archive-best', incumbent, archiveBest, chosen, pairedUsed, changedChoice: e.changedChoice === true || (pairedUsed && chosen !== archiveBest), olderCandidate };
+        p.acceptance = {
+          phase: phase ?? -1,
+          rule: str(e.rule) ?? 'archive-best',
+          incumbent,
+          archiveBest,
+          chosen,
+          pairedUsed,
+          changedChoice: e.changedChoice === true || (pairedUsed && chosen !== archiveBest),
+          olderCandidate,
+        };
         break;
       }
       case 'phase_completed': {
@@ -215,18 +231,22 @@ const fmtNum = (x: number): string => String(Number(x.toFixed(2)));
  * beside a fixed phase that a budget cut short ("I 3 of 5"). Repeated values are written once (×n).
  */
 export function scheduleLabel(r: Pick<RunSummary, 'phases'>): string {
-  const weight = r.phases.filter((p) => p.kind === 'weight').map((p) => {
-    const perStep = p.planned?.epochsPerStep;
-    const ran = p.epochs !== undefined ? `E ${fmtNum(p.epochs)}` : `${p.steps ?? 0} steps`;
-    const max = p.planned?.steps?.max;
-    const fixed = !p.adaptive && max !== null && max !== undefined && p.planned?.steps?.min === max;
-    return fixed && (p.steps ?? 0) < max ? `${ran} of ${perStep !== undefined ? fmtNum(max * perStep) : `${max} steps`}` : ran;
-  });
-  const harness = r.phases.filter((p) => p.kind === 'harness').map((p) => {
-    const ran = `I ${p.iterations ?? 0}`;
-    const max = p.planned?.iterations?.max;
-    return !p.adaptive && max !== undefined && (p.iterations ?? 0) < max ? `${ran} of ${max}` : ran;
-  });
+  const weight = r.phases
+    .filter((p) => p.kind === 'weight')
+    .map((p) => {
+      const perStep = p.planned?.epochsPerStep;
+      const ran = p.epochs !== undefined ? `E ${fmtNum(p.epochs)}` : `${p.steps ?? 0} steps`;
+      const max = p.planned?.steps?.max;
+      const fixed = !p.adaptive && max !== null && max !== undefined && p.planned?.steps?.min === max;
+      return fixed && (p.steps ?? 0) < max ? `${ran} of ${perStep !== undefined ? fmtNum(max * perStep) : `${max} steps`}` : ran;
+    });
+  const harness = r.phases
+    .filter((p) => p.kind === 'harness')
+    .map((p) => {
+      const ran = `I ${p.iterations ?? 0}`;
+      const max = p.planned?.iterations?.max;
+      return !p.adaptive && max !== undefined && (p.iterations ?? 0) < max ? `${ran} of ${max}` : ran;
+    });
   const compact = (xs: string[]) => {
     const out: string[] = [];
     for (const x of xs) {
@@ -365,13 +385,17 @@ export function methodTable(runs: readonly RunSummary[]): MethodTable {
   const domains = [...new Set(runs.map((r) => r.domain))].sort();
   const rows: MethodRow[] = [];
   const summaries: DomainSummary[] = [];
-  const pairs = domains.flatMap((domain) => [...new Set(runs.filter((r) => r.domain === domain).map((r) => r.budgetMode))].sort().map((budgetMode) => ({ domain, budgetMode })));
+  const pairs = domains.flatMap((domain) =>
+    [...new Set(runs.filter((r) => r.domain === domain).map((r) => r.budgetMode))].sort().map((budgetMode) => ({ domain, budgetMode })),
+  );
   for (const { domain, budgetMode } of pairs) {
     const inDomain = runs.filter((r) => r.domain === domain && r.budgetMode === budgetMode);
     const methods = [...new Set(inDomain.map((r) => r.method))].sort(methodOrder);
     // A row aggregates the method's completed runs; only when none has completed does it fall back
     // to the unfinished ones (marked), so a half-done run never drags a finished comparison.
-    const all = new Map(methods.map((m) => [m, inDomain.filter((r) => r.method === m).sort((a, b) => (a.seed ?? 0) - (b.seed ?? 0) || a.id.localeCompare(b.id))]));
+    const all = new Map(
+      methods.map((m) => [m, inDomain.filter((r) => r.method === m).sort((a, b) => (a.seed ?? 0) - (b.seed ?? 0) || a.id.localeCompare(b.id))]),
+    );
     const byMethod = new Map(
       methods.map((m) => {
         const completed = all.get(m)!.filter((r) => r.status === 'completed');
@@ -406,11 +430,20 @@ export function methodTable(runs: readonly RunSummary[]): MethodTable {
         rollouts: spread(rs.map((r) => r.ledger.trainingRollouts + r.ledger.searchRollouts)),
         evalRollouts: spread(rs.map((r) => r.ledger.evalRollouts)),
         dollars: spread(rs.map((r) => r.ledger.proposerDollars)),
-        toReachWeightOnlyPeak: weightOnlyPeak === undefined ? undefined : rolloutsToReach(curve.map((p) => ({ x: p.x, y: p.mean })), weightOnlyPeak),
+        toReachWeightOnlyPeak:
+          weightOnlyPeak === undefined
+            ? undefined
+            : rolloutsToReach(
+                curve.map((p) => ({ x: p.x, y: p.mean })),
+                weightOnlyPeak,
+              ),
         curve,
         schedules: [...new Set(rs.map(scheduleLabel))],
         unfinished: rs.filter((r) => r.status !== 'completed').length,
-        excluded: all.get(method)!.filter((r) => !rs.includes(r)).map((r) => r.id),
+        excluded: all
+          .get(method)!
+          .filter((r) => !rs.includes(r))
+          .map((r) => r.id),
       });
     }
   }
@@ -421,5 +454,8 @@ export function methodTable(runs: readonly RunSummary[]): MethodTable {
 export function runToReach(run: RunSummary, table: MethodTable): number | undefined {
   const peak = table.domains.find((d) => d.domain === run.domain && d.budgetMode === run.budgetMode)?.weightOnlyPeak;
   if (peak === undefined) return undefined;
-  return rolloutsToReach(run.curve.map((p) => ({ x: p.cumulativeRollouts, y: p.bestSoFar })), peak);
+  return rolloutsToReach(
+    run.curve.map((p) => ({ x: p.cumulativeRollouts, y: p.bestSoFar })),
+    peak,
+  );
 }

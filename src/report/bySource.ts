@@ -62,7 +62,13 @@ export function sourceTable(trajectories: readonly Trajectory[], key: GroupKey =
           acc.n++;
         }
       }
-      return { source, rollouts: ts.length, passRate: ts.filter((t) => t.verdict.pass).length / ts.length, means: Object.fromEntries(Object.entries(sums).map(([k, a]) => [k, a.sum / a.n])), rates: [...rates] };
+      return {
+        source,
+        rollouts: ts.length,
+        passRate: ts.filter((t) => t.verdict.pass).length / ts.length,
+        means: Object.fromEntries(Object.entries(sums).map(([k, a]) => [k, a.sum / a.n])),
+        rates: [...rates],
+      };
     });
   return { key, rows, infra: trajectories.length - scored.length };
 }
@@ -98,6 +104,11 @@ export function sourceTableBlock(t: SourceTable): Table {
   return {
     header: [label, 'rollouts', 'pass (%)', ...keys.map((k) => (isRate(k) ? `${k} (%)` : `${k} (mean)`))],
     align: ['l', 'r', 'r', ...keys.map(() => 'r' as const)],
-    rows: t.rows.map((r) => [r.source, String(r.rollouts), pct(r.passRate), ...keys.map((k) => (r.means[k] === undefined ? '—' : isRate(k) ? pct(r.means[k]) : r.means[k].toFixed(2)))]),
+    rows: t.rows.map((r) => [
+      r.source,
+      String(r.rollouts),
+      pct(r.passRate),
+      ...keys.map((k) => (r.means[k] === undefined ? '—' : isRate(k) ? pct(r.means[k]) : r.means[k].toFixed(2))),
+    ]),
   };
 }

@@ -52,7 +52,14 @@ export function curveChartSpec(domain: string, series: readonly CurveSeries[], o
     }),
   );
   const methods = series.map((s) => s.method);
-  const color = { field: 'method', type: 'nominal' as const, title: 'method', scale: methodColors(methods), sort: methods, legend: { symbolType: 'stroke', symbolStrokeWidth: 3, symbolOpacity: 1 } };
+  const color = {
+    field: 'method',
+    type: 'nominal' as const,
+    title: 'method',
+    scale: methodColors(methods),
+    sort: methods,
+    legend: { symbolType: 'stroke', symbolStrokeWidth: 3, symbolOpacity: 1 },
+  };
   const x = { field: 'x', type: 'quantitative' as const, title: 'cumulative rollouts (training + search)', axis: { format: ',d' } };
   const layers: NonNullable<Extract<TopLevelSpec, { layer: unknown }>['layer']> = [
     {
@@ -72,7 +79,11 @@ export function curveChartSpec(domain: string, series: readonly CurveSeries[], o
     const peak = { data: { values: [{ y: opts.weightOnlyPeak, label: `weight-only peak ${(100 * opts.weightOnlyPeak).toFixed(1)}%` }] } };
     layers.push(
       { ...peak, mark: { type: 'rule', strokeDash: [5, 4], color: '#666' }, encoding: { y: { field: 'y', type: 'quantitative' } } },
-      { ...peak, mark: { type: 'text', align: 'right', dx: -4, dy: -7, color: '#444', fontSize: 10 }, encoding: { y: { field: 'y', type: 'quantitative' }, x: { value: 'width' }, text: { field: 'label' } } },
+      {
+        ...peak,
+        mark: { type: 'text', align: 'right', dx: -4, dy: -7, color: '#444', fontSize: 10 },
+        encoding: { y: { field: 'y', type: 'quantitative' }, x: { value: 'width' }, text: { field: 'label' } },
+      },
     );
   }
   return {
@@ -89,10 +100,12 @@ export function curveChartSpec(domain: string, series: readonly CurveSeries[], o
 /** A run's weight steps: mean reward and truncation rate against the global step; undefined without weight steps. */
 export function trainingChartSpec(run: RunSummary): TopLevelSpec | undefined {
   if (run.training.length === 0) return undefined;
-  const values = run.training.flatMap((t) => [
-    { step: t.globalStep + 1, phase: t.phase, metric: 'mean reward', value: t.meanReward },
-    { step: t.globalStep + 1, phase: t.phase, metric: 'truncation rate', value: t.truncationRate },
-  ]).filter((v) => Number.isFinite(v.value));
+  const values = run.training
+    .flatMap((t) => [
+      { step: t.globalStep + 1, phase: t.phase, metric: 'mean reward', value: t.meanReward },
+      { step: t.globalStep + 1, phase: t.phase, metric: 'truncation rate', value: t.truncationRate },
+    ])
+    .filter((v) => Number.isFinite(v.value));
   const firsts = [...new Set(run.training.map((t) => t.phase))].map((phase) => {
     const first = run.training.find((t) => t.phase === phase)!;
     return { step: first.globalStep + 0.5, label: `phase ${phase}` };
@@ -107,7 +120,10 @@ export function trainingChartSpec(run: RunSummary): TopLevelSpec | undefined {
         data: { values: firsts },
         layer: [
           { mark: { type: 'rule', color: '#bbb', strokeDash: [3, 3] }, encoding: { x: { field: 'step', type: 'quantitative' } } },
-          { mark: { type: 'text', align: 'left', baseline: 'top', dx: 3, dy: 2, color: '#888', fontSize: 9 }, encoding: { x: { field: 'step', type: 'quantitative' }, y: { value: 0 }, text: { field: 'label' } } },
+          {
+            mark: { type: 'text', align: 'left', baseline: 'top', dx: 3, dy: 2, color: '#888', fontSize: 9 },
+            encoding: { x: { field: 'step', type: 'quantitative' }, y: { value: 0 }, text: { field: 'label' } },
+          },
         ],
       },
       {

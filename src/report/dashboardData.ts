@@ -21,7 +21,12 @@ export function dashboardRun(s: RunSummary): DashboardRun {
 export function dashboardSnapshot(summaries: readonly RunSummary[], opts: { store: string; skipped?: LoadedRuns['skipped']; now?: Date }): DashboardSnapshot {
   const table = methodTable(summaries);
   // A matched-steps row is a curve of its own beside the equal-total one of the same method.
-  const methods: DashboardMethod[] = table.rows.map((r) => ({ domain: r.domain, method: r.budgetMode === 'equal-total' ? r.method : `${r.method} (${r.budgetMode})`, runs: r.runs, curve: r.curve.map((p) => ({ x: p.x, y: p.mean })) }));
+  const methods: DashboardMethod[] = table.rows.map((r) => ({
+    domain: r.domain,
+    method: r.budgetMode === 'equal-total' ? r.method : `${r.method} (${r.budgetMode})`,
+    runs: r.runs,
+    curve: r.curve.map((p) => ({ x: p.x, y: p.mean })),
+  }));
   return DashboardSnapshot.parse({
     store: opts.store,
     generatedAt: (opts.now ?? new Date()).toISOString(),

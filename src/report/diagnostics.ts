@@ -16,7 +16,8 @@ export interface DiagnosableTrajectory {
   diagnostics?: Record<string, number | boolean | string | null>;
 }
 
-type DomainStat = { kind: 'number'; sum: number; n: number } | { kind: 'boolean'; trues: number; n: number } | { kind: 'string'; counts: Record<string, number>; n: number };
+type DomainStat =
+  { kind: 'number'; sum: number; n: number } | { kind: 'boolean'; trues: number; n: number } | { kind: 'string'; counts: Record<string, number>; n: number };
 
 /** Sums over rollouts; `diagnosticsRow` turns them into rates and means. */
 export interface DiagnosticsAggregate {
@@ -42,7 +43,19 @@ export interface DiagnosticsAggregate {
 const HARNESS_FAILURES = new Set(['crash', 'protocol_error', 'rule_violation', 'timeout', 'cpu_limit', 'memory_limit', 'output_limit', 'error']);
 
 export function emptyAggregate(): DiagnosticsAggregate {
-  return { rollouts: 0, passed: 0, truncated: 0, noAnswer: 0, extractionFailures: 0, infraFailures: 0, harnessFailures: 0, toolCalls: 0, modelCalls: 0, terminations: {}, domain: {} };
+  return {
+    rollouts: 0,
+    passed: 0,
+    truncated: 0,
+    noAnswer: 0,
+    extractionFailures: 0,
+    infraFailures: 0,
+    harnessFailures: 0,
+    toolCalls: 0,
+    modelCalls: 0,
+    terminations: {},
+    domain: {},
+  };
 }
 
 export function addTrajectory(a: DiagnosticsAggregate, t: DiagnosableTrajectory): void {
@@ -64,7 +77,14 @@ export function addTrajectory(a: DiagnosticsAggregate, t: DiagnosableTrajectory)
     let s = a.domain[key];
     if (!s || s.kind !== kind) {
       // A key whose type changes between rollouts is read as strings (its values counted).
-      s = s && s.kind !== kind ? toStrings(s) : kind === 'number' ? { kind, sum: 0, n: 0 } : kind === 'boolean' ? { kind, trues: 0, n: 0 } : { kind: 'string', counts: {}, n: 0 };
+      s =
+        s && s.kind !== kind
+          ? toStrings(s)
+          : kind === 'number'
+            ? { kind, sum: 0, n: 0 }
+            : kind === 'boolean'
+              ? { kind, trues: 0, n: 0 }
+              : { kind: 'string', counts: {}, n: 0 };
       a.domain[key] = s;
     }
     s.n++;
@@ -80,7 +100,8 @@ function toStrings(s: DomainStat): DomainStat {
 }
 
 export function mergeAggregates(into: DiagnosticsAggregate, from: DiagnosticsAggregate): DiagnosticsAggregate {
-  for (const k of ['rollouts', 'passed', 'truncated', 'noAnswer', 'extractionFailures', 'infraFailures', 'harnessFailures', 'toolCalls', 'modelCalls'] as const) into[k] += from[k];
+  for (const k of ['rollouts', 'passed', 'truncated', 'noAnswer', 'extractionFailures', 'infraFailures', 'harnessFailures', 'toolCalls', 'modelCalls'] as const)
+    into[k] += from[k];
   for (const [k, n] of Object.entries(from.terminations)) into.terminations[k] = (into.terminations[k] ?? 0) + n;
   for (const [k, s] of Object.entries(from.domain)) {
     const t = into.domain[k];

@@ -83,7 +83,9 @@ export function toHtml(doc: ReportDocument): string {
         break;
       }
       case 'image':
-        body.push(`<figure><img src="${esc(encodeURI(b.svg))}" alt="${esc(b.alt)}"><figcaption><a href="${esc(encodeURI(b.png))}">PNG</a> · <a href="${esc(encodeURI(b.svg))}">SVG</a></figcaption></figure>`);
+        body.push(
+          `<figure><img src="${esc(encodeURI(b.svg))}" alt="${esc(b.alt)}"><figcaption><a href="${esc(encodeURI(b.png))}">PNG</a> · <a href="${esc(encodeURI(b.svg))}">SVG</a></figcaption></figure>`,
+        );
         break;
     }
   }

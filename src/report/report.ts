@@ -59,14 +59,20 @@ export interface ChartRequest {
 }
 
 /** The report as blocks, plus the charts it refers to (`<name>.png` / `<name>.svg`). Pure. */
-export function buildReport(summaries: readonly RunSummary[], opts: { title?: string; storeDir?: string; now?: Date; skipped?: LoadedRuns['skipped']; bySource?: ReadonlyMap<string, readonly SourceTable[]> } = {}): { doc: ReportDocument; charts: ChartRequest[]; table: MethodTable } {
+export function buildReport(
+  summaries: readonly RunSummary[],
+  opts: { title?: string; storeDir?: string; now?: Date; skipped?: LoadedRuns['skipped']; bySource?: ReadonlyMap<string, readonly SourceTable[]> } = {},
+): { doc: ReportDocument; charts: ChartRequest[]; table: MethodTable } {
   const table = methodTable(summaries);
   const blocks: Block[] = [];
   const charts: ChartRequest[] = [];
   const title = opts.title ?? 'WHALE report';
   blocks.push({ kind: 'heading', level: 1, text: title });
   const when = (opts.now ?? new Date()).toISOString().replace(/\.\d+Z$/, 'Z');
-  blocks.push({ kind: 'paragraph', text: `${summaries.length} run(s)${opts.storeDir ? ` from \`${opts.storeDir}\`` : ''}, generated ${when} by \`whale report\`.` });
+  blocks.push({
+    kind: 'paragraph',
+    text: `${summaries.length} run(s)${opts.storeDir ? ` from \`${opts.storeDir}\`` : ''}, generated ${when} by \`whale report\`.`,
+  });
   if (summaries.length === 0) {
     blocks.push({ kind: 'paragraph', text: 'No runs to report.' });
   }
@@ -78,7 +84,22 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
     blocks.push({
       kind: 'table',
       table: {
-        header: ['domain', 'budget', 'method', 'schedule as run', 'seeds', `best validation mean@${k} (%)`, `test mean@${k} (%)`, 'RSFT steps', 'rollouts: training + search', 'training', 'search', 'evaluation rollouts', 'proposer $', "rollouts to reach weight-only's peak"],
+        header: [
+          'domain',
+          'budget',
+          'method',
+          'schedule as run',
+          'seeds',
+          `best validation mean@${k} (%)`,
+          `test mean@${k} (%)`,
+          'RSFT steps',
+          'rollouts: training + search',
+          'training',
+          'search',
+          'evaluation rollouts',
+          'proposer $',
+          "rollouts to reach weight-only's peak",
+        ],
         align: ['l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
         rows: table.rows.map((r) => [
           r.domain,
@@ -105,7 +126,7 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
         'Schedule as run: E = epochs of the weight split per weight phase, I = iterations per harness phase (the seed\'s evaluation counted, as in the paper); "of N" marks a fixed phase the budget cut short of its planned N; ×n repeats; runs of a row that ran different schedules are separated by /.',
         "Budget: how a run's budget was counted. `equal-total` caps training + search rollouts together (search costs RSFT steps); `matched-steps` gives every method WHALE's number of RSFT steps and puts search on top (the paper's accounting). Both accountings are in the table: RSFT steps and training rollouts (what matched-steps holds equal), training + search (what equal-total holds equal).",
         'Best validation: the best validation mean@k a run reached (after any phase, or at the start); the pair it selects is the one evaluated on the **sealed test split**, once, for this report only — test never drives a choice.',
-        'Rollouts: training (RSFT weight steps) + search (harness candidates, smoke runs and paired re-checks) is what the curves\' x-axis counts; evaluation rollouts (validation after each phase, the final test) are counted apart. Proposer $ is the mean per run.',
+        "Rollouts: training (RSFT weight steps) + search (harness candidates, smoke runs and paired re-checks) is what the curves' x-axis counts; evaluation rollouts (validation after each phase, the final test) are counted apart. Proposer $ is the mean per run.",
         "Rollouts to reach weight-only's peak: the cumulative training + search rollouts at which the method's mean best-so-far validation curve first reaches the peak of weight-only's mean curve on the same domain; — when it never does or the domain has no weight-only run.",
       ],
     });
@@ -131,12 +152,23 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
 
   if (table.domains.length > 0) {
     blocks.push({ kind: 'heading', level: 2, text: 'Best-so-far validation curves' });
-    blocks.push({ kind: 'paragraph', text: 'Best-so-far validation mean@k against cumulative training + search rollouts, one line per method (mean over seeds), the band ± one standard deviation across seeds. A run that ended before others keeps its final best-so-far.' });
+    blocks.push({
+      kind: 'paragraph',
+      text: 'Best-so-far validation mean@k against cumulative training + search rollouts, one line per method (mean over seeds), the band ± one standard deviation across seeds. A run that ended before others keeps its final best-so-far.',
+    });
     for (const d of table.domains) {
       const rows = table.rows.filter((r) => r.domain === d.domain && r.budgetMode === d.budgetMode);
       const label = d.budgetMode === 'equal-total' ? d.domain : `${d.domain} · ${d.budgetMode}`;
       const name = `curves-${safeName(d.budgetMode === 'equal-total' ? d.domain : `${d.domain}-${d.budgetMode}`)}`;
-      charts.push({ name, alt: `${label}: best-so-far validation mean@k against cumulative rollouts`, spec: curveChartSpec(label, rows.map((r) => ({ method: r.method, points: r.curve })), { k: d.k, weightOnlyPeak: d.weightOnlyPeak }) });
+      charts.push({
+        name,
+        alt: `${label}: best-so-far validation mean@k against cumulative rollouts`,
+        spec: curveChartSpec(
+          label,
+          rows.map((r) => ({ method: r.method, points: r.curve })),
+          { k: d.k, weightOnlyPeak: d.weightOnlyPeak },
+        ),
+      });
       blocks.push({ kind: 'heading', level: 3, text: label });
       blocks.push({ kind: 'image', png: `${name}.png`, svg: `${name}.svg`, alt: `${label}: best-so-far validation curves` });
       if (d.weightOnlyPeak === undefined) blocks.push({ kind: 'paragraph', text: 'No weight-only run on this domain: rollouts-to-reach-peak is not defined.' });
@@ -146,11 +178,28 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
   if (summaries.length > 0) {
     blocks.push({ kind: 'heading', level: 2, text: 'Runs' });
     const rowOf = (s: RunSummary) => table.rows.findIndex((r) => r.domain === s.domain && r.budgetMode === s.budgetMode && r.method === s.method);
-    const sorted = [...summaries].sort((a, b) => a.domain.localeCompare(b.domain) || rowOf(a) - rowOf(b) || (a.seed ?? 0) - (b.seed ?? 0) || a.id.localeCompare(b.id));
+    const sorted = [...summaries].sort(
+      (a, b) => a.domain.localeCompare(b.domain) || rowOf(a) - rowOf(b) || (a.seed ?? 0) - (b.seed ?? 0) || a.id.localeCompare(b.id),
+    );
     blocks.push({
       kind: 'table',
       table: {
-        header: ['run', 'domain', 'method', 'seed', 'phases', 'ended', 'best validation (%)', 'selected after phase', 'test (%)', 'training + search rollouts', 'evaluation rollouts', 'proposer $', "to reach weight-only's peak", 'paired rule changed choice'],
+        header: [
+          'run',
+          'domain',
+          'method',
+          'seed',
+          'phases',
+          'ended',
+          'best validation (%)',
+          'selected after phase',
+          'test (%)',
+          'training + search rollouts',
+          'evaluation rollouts',
+          'proposer $',
+          "to reach weight-only's peak",
+          'paired rule changed choice',
+        ],
         align: ['l', 'l', 'l', 'r', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
         rows: sorted.map((r) => {
           const reach = runToReach(r, table);
@@ -173,7 +222,10 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
         }),
       },
     });
-    blocks.push({ kind: 'paragraph', text: 'Per run, ± is the standard error of that run\'s own mean@k (over tasks). Phases: W = weight (RSFT, steps in brackets), H = harness search (iterations in brackets, the seed\'s evaluation counted); a trailing * marks a phase that did not complete. The paired rule\'s column counts the harness phases where it was applied and how often its choice differed from the archive-wide best.' });
+    blocks.push({
+      kind: 'paragraph',
+      text: "Per run, ± is the standard error of that run's own mean@k (over tasks). Phases: W = weight (RSFT, steps in brackets), H = harness search (iterations in brackets, the seed's evaluation counted); a trailing * marks a phase that did not complete. The paired rule's column counts the harness phases where it was applied and how often its choice differed from the archive-wide best.",
+    });
 
     for (const r of sorted) {
       blocks.push({ kind: 'heading', level: 3, text: `${r.method} · ${r.domain} · seed ${r.seed ?? '?'} (\`${r.id}\`)` });
@@ -183,23 +235,49 @@ export function buildReport(summaries: readonly RunSummary[], opts: { title?: st
           table: {
             header: ['phase', 'kind', 'work', 'policy after', 'harness after', 'acceptance', 'validation after (%)'],
             align: ['r', 'l', 'l', 'l', 'l', 'l', 'r'],
-            rows: r.phases.map((p) => [String(p.phase), p.kind + (p.mode && p.mode !== 'full' && p.kind === 'harness' ? ` (${p.mode})` : '') + (p.completed ? '' : ' (not completed)'), phaseWork(p), p.version ?? '—', p.kind === 'harness' ? `\`${short(p.harness ?? p.acceptance?.chosen)}\`` : '—', acceptanceText(p.acceptance), p.validation === undefined ? '—' : pct(p.validation)]),
+            rows: r.phases.map((p) => [
+              String(p.phase),
+              p.kind + (p.mode && p.mode !== 'full' && p.kind === 'harness' ? ` (${p.mode})` : '') + (p.completed ? '' : ' (not completed)'),
+              phaseWork(p),
+              p.version ?? '—',
+              p.kind === 'harness' ? `\`${short(p.harness ?? p.acceptance?.chosen)}\`` : '—',
+              acceptanceText(p.acceptance),
+              p.validation === undefined ? '—' : pct(p.validation),
+            ]),
           },
         });
       }
       for (const src of opts.bySource?.get(r.id) ?? []) {
-        blocks.push({ kind: 'paragraph', text: `${groupingTitle(src)} (${src.split === 'test' ? 'sealed test' : 'last validation'} evaluation \`${src.keyHash}\`${src.infra > 0 ? `; ${src.infra} infrastructure failure(s) left out` : ''}): pass rate and the domain's per-rollout diagnostics.` });
+        blocks.push({
+          kind: 'paragraph',
+          text: `${groupingTitle(src)} (${src.split === 'test' ? 'sealed test' : 'last validation'} evaluation \`${src.keyHash}\`${src.infra > 0 ? `; ${src.infra} infrastructure failure(s) left out` : ''}): pass rate and the domain's per-rollout diagnostics.`,
+        });
         blocks.push({ kind: 'table', table: sourceTableBlock(src) });
       }
       const byPhase = r.diagnostics?.byPhase.filter((p) => p.aggregate.rollouts > 0) ?? [];
       const byCandidate = r.diagnostics?.byCandidate.filter((c) => c.aggregate.rollouts > 0) ?? [];
       if (byPhase.length > 0) {
-        blocks.push({ kind: 'paragraph', text: 'Diagnostics per phase and split (rates over the rollouts of the phase; val = the validation after the phase):' });
-        blocks.push({ kind: 'table', table: diagnosticsTable(['phase', 'split'], byPhase.map((p) => ({ label: [p.phase === null ? '—' : p.phase < 0 ? 'start' : String(p.phase), p.split], a: p.aggregate }))) });
+        blocks.push({
+          kind: 'paragraph',
+          text: 'Diagnostics per phase and split (rates over the rollouts of the phase; val = the validation after the phase):',
+        });
+        blocks.push({
+          kind: 'table',
+          table: diagnosticsTable(
+            ['phase', 'split'],
+            byPhase.map((p) => ({ label: [p.phase === null ? '—' : p.phase < 0 ? 'start' : String(p.phase), p.split], a: p.aggregate })),
+          ),
+        });
       }
       if (byCandidate.length > 0) {
         blocks.push({ kind: 'paragraph', text: 'Diagnostics per harness candidate (its scoring rollouts on the harness split):' });
-        blocks.push({ kind: 'table', table: diagnosticsTable(['phase', 'round', 'candidate'], byCandidate.map((c) => ({ label: [String(c.phase), String(c.round), `\`${short(c.treeHash)}\``], a: c.aggregate }))) });
+        blocks.push({
+          kind: 'table',
+          table: diagnosticsTable(
+            ['phase', 'round', 'candidate'],
+            byCandidate.map((c) => ({ label: [String(c.phase), String(c.round), `\`${short(c.treeHash)}\``], a: c.aggregate })),
+          ),
+        });
       }
       const spec = trainingChartSpec(r);
       if (spec) {
@@ -229,10 +307,13 @@ const DIAGNOSTIC_SPLITS: [string, (ps: PhaseRows) => PhaseRows][] = [
   ['weight', (ps) => ps.filter((p) => p.split === 'weight')],
   ['harness', (ps) => ps.filter((p) => p.split === 'harness')],
   ['val (start)', (ps) => ps.filter((p) => p.split === 'val' && p.phase === -1)],
-  ['val (final)', (ps) => {
-    const val = ps.filter((p) => p.split === 'val');
-    return val.length > 1 ? [val[val.length - 1]] : [];
-  }],
+  [
+    'val (final)',
+    (ps) => {
+      const val = ps.filter((p) => p.split === 'val');
+      return val.length > 1 ? [val[val.length - 1]] : [];
+    },
+  ],
   ['test', (ps) => ps.filter((p) => p.split === 'test')],
 ];
 
@@ -251,13 +332,18 @@ function diagnosticsTable(labels: string[], rows: { label: string[]; a: Diagnost
     ['toolCallsPerRollout', 'tool calls', (v) => v.toFixed(2)],
     ['modelCallsPerRollout', 'model calls', (v) => v.toFixed(2)],
   ];
-  const cell = (v: number | string | undefined, f: (v: number) => string) => (v === undefined ? '—' : typeof v === 'string' ? v : Number.isFinite(v) ? f(v) : '—');
+  const cell = (v: number | string | undefined, f: (v: number) => string) =>
+    v === undefined ? '—' : typeof v === 'string' ? v : Number.isFinite(v) ? f(v) : '—';
   // A domain key is a rate when every value it took was a yes/no; numbers are shown as means.
   const isRate = (k: string) => rows.every((r) => r.a.domain[k.slice(7)]?.kind !== 'number');
   return {
     header: [...labels, ...fixed.map(([, h]) => h), ...domainKeys.map((k) => (isRate(k) ? `${k} %` : k))],
     align: [...labels.map(() => 'l' as const), ...fixed.map(() => 'r' as const), ...domainKeys.map(() => 'r' as const)],
-    rows: data.map((d) => [...d.label, ...fixed.map(([k, , f]) => cell(d.row[k], f)), ...domainKeys.map((k) => cell(d.row[k], isRate(k) ? pct : (v) => v.toFixed(2)))]),
+    rows: data.map((d) => [
+      ...d.label,
+      ...fixed.map(([k, , f]) => cell(d.row[k], f)),
+      ...domainKeys.map((k) => cell(d.row[k], isRate(k) ? pct : (v) => v.toFixed(2))),
+    ]),
   };
 }
 
@@ -281,7 +367,12 @@ export function acceptanceText(a: AcceptanceInfo | undefined): string {
 /** "W(4) H W(4) H*": the run's phases in order. */
 export function phaseSequence(r: RunSummary): string {
   if (r.phases.length === 0) return '—';
-  return r.phases.map((p) => `${p.kind === 'weight' ? `W(${p.steps ?? 0})` : p.kind === 'harness' ? (p.iterations !== undefined ? `H(${p.iterations})` : 'H') : '?'}${p.completed ? '' : '*'}`).join(' ');
+  return r.phases
+    .map(
+      (p) =>
+        `${p.kind === 'weight' ? `W(${p.steps ?? 0})` : p.kind === 'harness' ? (p.iterations !== undefined ? `H(${p.iterations})` : 'H') : '?'}${p.completed ? '' : '*'}`,
+    )
+    .join(' ');
 }
 
 // ---- writing -----------------------------------------------------------------------------------
@@ -312,7 +403,10 @@ export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
   const storeDir = resolve(opts.storeDir);
   const { runs, skipped } = loadRuns(storeDir, opts.runIds);
   const results = new ResultStore(storeDir);
-  const summaries = runs.map((run) => ({ ...summarizeRun(run), diagnostics: runDiagnostics(run.entries, (key) => readTrajectoriesFile(results.trajectoriesFile(key))) }));
+  const summaries = runs.map((run) => ({
+    ...summarizeRun(run),
+    diagnostics: runDiagnostics(run.entries, (key) => readTrajectoriesFile(results.trajectoriesFile(key))),
+  }));
   const bySource = new Map<string, SourceTable[]>();
   for (const r of runs) {
     const t = runSourceTables(storeDir, r);
@@ -335,6 +429,25 @@ export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
   const file = join(dir, format === 'html' ? 'report.html' : 'report.md');
   writeFileSync(file, format === 'html' ? toHtml(doc) : toMarkdown(doc));
   // The numbers behind the table and curves, for scripts (e.g. the README's table).
-  writeFileSync(join(dir, 'summary.json'), JSON.stringify({ generated: now.toISOString(), rows: table.rows.map(({ curve: _curve, ...row }) => row), domains: table.domains, runs: summaries.map(({ curve, training: _training, diagnostics, ...s }) => ({ ...s, curve, diagnostics: diagnostics && { byPhase: diagnostics.byPhase.map((p) => ({ phase: p.phase, split: p.split, ...diagnosticsRow(p.aggregate) })), byCandidate: diagnostics.byCandidate.map((c) => ({ phase: c.phase, round: c.round, treeHash: c.treeHash, ...diagnosticsRow(c.aggregate) })) } })) }, null, 2) + '\n');
+  writeFileSync(
+    join(dir, 'summary.json'),
+    JSON.stringify(
+      {
+        generated: now.toISOString(),
+        rows: table.rows.map(({ curve: _curve, ...row }) => row),
+        domains: table.domains,
+        runs: summaries.map(({ curve, training: _training, diagnostics, ...s }) => ({
+          ...s,
+          curve,
+          diagnostics: diagnostics && {
+            byPhase: diagnostics.byPhase.map((p) => ({ phase: p.phase, split: p.split, ...diagnosticsRow(p.aggregate) })),
+            byCandidate: diagnostics.byCandidate.map((c) => ({ phase: c.phase, round: c.round, treeHash: c.treeHash, ...diagnosticsRow(c.aggregate) })),
+          },
+        })),
+      },
+      null,
+      2,
+    ) + '\n',
+  );
   return { dir, file, images, runs: summaries.length, skipped, table };
 }

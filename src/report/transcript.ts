@@ -5,20 +5,7 @@
 import type { ChatMessage, HarnessEvent, ModelCall, Trajectory } from '../core/trajectory.js';
 
 export type LineKind =
-  | 'header'
-  | 'verdict'
-  | 'turn'
-  | 'call'
-  | 'message'
-  | 'completion'
-  | 'tool'
-  | 'observation'
-  | 'error'
-  | 'limit'
-  | 'log'
-  | 'final'
-  | 'termination'
-  | 'clipped';
+  'header' | 'verdict' | 'turn' | 'call' | 'message' | 'completion' | 'tool' | 'observation' | 'error' | 'limit' | 'log' | 'final' | 'termination' | 'clipped';
 
 /** A run of lines that shows one thing. `turn` is 0-based (turn i = model call i). */
 export interface Segment {
@@ -145,7 +132,8 @@ function eventLines(e: HarnessEvent, max: number): { kind: LineKind; head: strin
   switch (e.type) {
     case 'tool': {
       const args = e.args === undefined ? '' : clip(JSON.stringify(e.args), max);
-      const body = e.observation !== undefined ? indent(clip(e.observation, max), '    → ') : e.message !== undefined ? indent(clip(e.message, max), '    ✗ ') : undefined;
+      const body =
+        e.observation !== undefined ? indent(clip(e.observation, max), '    → ') : e.message !== undefined ? indent(clip(e.message, max), '    ✗ ') : undefined;
       return { kind: e.message !== undefined && e.observation === undefined ? 'error' : 'tool', head: `  • tool ${e.name ?? '?'}(${args}) ${at}`, body };
     }
     case 'error':
@@ -153,7 +141,10 @@ function eventLines(e: HarnessEvent, max: number): { kind: LineKind; head: strin
     case 'limit':
       return { kind: 'limit', head: `  ⊘ limit${e.name ? ` ${e.name}` : ''}: ${clip(e.message ?? '', max)} ${at}` };
     default:
-      return { kind: 'log', head: `  · log${e.name ? ` ${e.name}` : ''}: ${clip(e.message ?? '', max)}${e.data !== undefined ? ' ' + clip(JSON.stringify(e.data), max) : ''} ${at}` };
+      return {
+        kind: 'log',
+        head: `  · log${e.name ? ` ${e.name}` : ''}: ${clip(e.message ?? '', max)}${e.data !== undefined ? ' ' + clip(JSON.stringify(e.data), max) : ''} ${at}`,
+      };
   }
 }
 
@@ -185,11 +176,17 @@ export function renderTranscript(t: Trajectory, limits: TranscriptLimits = DEFAU
   ]);
   const verdictLine = w.next;
   const v = t.verdict;
-  w.add('verdict', `verdict     ${v.pass ? 'PASS' : 'FAIL'}   score ${v.score}   ${clip(v.reason, max)}${v.extracted !== null ? `   (extracted: ${clip(JSON.stringify(v.extracted), 200)})` : ''}`);
+  w.add(
+    'verdict',
+    `verdict     ${v.pass ? 'PASS' : 'FAIL'}   score ${v.score}   ${clip(v.reason, max)}${v.extracted !== null ? `   (extracted: ${clip(JSON.stringify(v.extracted), 200)})` : ''}`,
+  );
   const truncated: number[] = [];
   const errors: number[] = [];
   const endLine = w.next;
-  w.add('termination', `ended       ${t.termination}${t.terminationDetail ? ` — ${clip(t.terminationDetail, max)}` : ''}   · ${t.modelCalls.length} model call${t.modelCalls.length === 1 ? '' : 's'} · ${promptTokens}+${completionTokens} tokens · ${secs(t.timings.wallMs)}`);
+  w.add(
+    'termination',
+    `ended       ${t.termination}${t.terminationDetail ? ` — ${clip(t.terminationDetail, max)}` : ''}   · ${t.modelCalls.length} model call${t.modelCalls.length === 1 ? '' : 's'} · ${promptTokens}+${completionTokens} tokens · ${secs(t.timings.wallMs)}`,
+  );
   if (isTruncation(t.termination)) truncated.push(endLine);
   if (FAILING.has(t.termination)) errors.push(endLine);
 
@@ -217,12 +214,20 @@ export function renderTranscript(t: Trajectory, limits: TranscriptLimits = DEFAU
       if (!w.add('turn', `══ turn ${i + 1} ${'═'.repeat(60)}`, { turn: i })) return false;
       const lp = logprobStats(c);
       const callLine = w.next;
-      if (!w.add('call', `▶ model call ${i + 1} · ${c.usage.promptTokens} prompt + ${c.usage.completionTokens} completion tokens · finish ${c.finishReason} · ${secs(c.latencyMs)}${lp ? ` · mean logprob ${lp.mean.toFixed(2)}` : ''}`, { turn: i, call: i })) return false;
+      if (
+        !w.add(
+          'call',
+          `▶ model call ${i + 1} · ${c.usage.promptTokens} prompt + ${c.usage.completionTokens} completion tokens · finish ${c.finishReason} · ${secs(c.latencyMs)}${lp ? ` · mean logprob ${lp.mean.toFixed(2)}` : ''}`,
+          { turn: i, call: i },
+        )
+      )
+        return false;
       if (c.finishReason === 'length') truncated.push(callLine);
       if (c.finishReason === 'error') errors.push(callLine);
       const nm = newMessages(t.modelCalls, i);
       if (nm.skipped > 0 && !w.add('message', `  (${nm.skipped} earlier message${nm.skipped === 1 ? '' : 's'} as before)`, { turn: i, call: i })) return false;
-      if (nm.rewritten && !w.add('message', `  (context rewritten by the harness: all ${nm.messages.length} messages sent)`, { turn: i, call: i })) return false;
+      if (nm.rewritten && !w.add('message', `  (context rewritten by the harness: all ${nm.messages.length} messages sent)`, { turn: i, call: i }))
+        return false;
       for (const m of nm.messages) {
         if (!w.add('message', [`  [${m.role}${m.name ? ` ${m.name}` : ''}]`, ...indent(clip(m.content, max))], { turn: i, call: i })) return false;
       }
@@ -238,7 +243,10 @@ export function renderTranscript(t: Trajectory, limits: TranscriptLimits = DEFAU
     // The document is full: say so plainly, then still show how it ended (space reserved below).
     w.full = false;
     w.maxLines = Number.POSITIVE_INFINITY;
-    w.add('clipped', `⋯ transcript truncated at ${limits.maxLines.toLocaleString('en-US')} lines: ${t.modelCalls.length - shownTurns} of ${t.modelCalls.length} turns not shown`);
+    w.add(
+      'clipped',
+      `⋯ transcript truncated at ${limits.maxLines.toLocaleString('en-US')} lines: ${t.modelCalls.length - shownTurns} of ${t.modelCalls.length} turns not shown`,
+    );
     truncated.push(w.next - 1);
   }
   w.add('header', '══ end ' + '═'.repeat(64));
@@ -249,7 +257,11 @@ export function renderTranscript(t: Trajectory, limits: TranscriptLimits = DEFAU
   if (FAILING.has(t.termination)) errors.push(termLine);
   if (t.modelCalls.length > 0) {
     const lengthCut = t.modelCalls.filter((c) => c.finishReason === 'length').length;
-    if (lengthCut > 0) w.add('termination', `note          ${lengthCut} completion${lengthCut === 1 ? '' : 's'} cut by max_tokens (${pct(lengthCut / t.modelCalls.length)} of calls)`);
+    if (lengthCut > 0)
+      w.add(
+        'termination',
+        `note          ${lengthCut} completion${lengthCut === 1 ? '' : 's'} cut by max_tokens (${pct(lengthCut / t.modelCalls.length)} of calls)`,
+      );
   }
   return { text: w.lines.join('\n') + '\n', segments: w.segments, marks: { verdict: { line: verdictLine, pass: v.pass }, truncated, errors }, clipped };
 }

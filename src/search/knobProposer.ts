@@ -158,9 +158,11 @@ function editsBetween(a: HarnessManifest, b: HarnessManifest): Edit[] {
   const out: Edit[] = [];
   const sa = resolvedSettings(a);
   const sb = resolvedSettings(b);
-  for (const k of Object.keys(sb).sort()) if (k in sa && sa[k] !== sb[k]) out.push({ field: `settings.${k}`, dim: { kind: 'knob', name: k }, from: sa[k], to: sb[k] });
+  for (const k of Object.keys(sb).sort())
+    if (k in sa && sa[k] !== sb[k]) out.push({ field: `settings.${k}`, dim: { kind: 'knob', name: k }, from: sa[k], to: sb[k] });
   for (const k of Object.keys(b.prompts).sort())
-    if (k in a.prompts && a.prompts[k] !== b.prompts[k]) out.push({ field: `prompts.${k}`, dim: { kind: 'prompt', name: k }, from: a.prompts[k], to: b.prompts[k] });
+    if (k in a.prompts && a.prompts[k] !== b.prompts[k])
+      out.push({ field: `prompts.${k}`, dim: { kind: 'prompt', name: k }, from: a.prompts[k], to: b.prompts[k] });
   return out;
 }
 
@@ -298,7 +300,9 @@ export class KnobProposer implements Proposer {
       for (let attempt = 0; attempt < this.maxAttempts && !made; attempt++) {
         const widen = attempt >= this.maxAttempts / 2 ? 1 : 0;
         const crossover = i > 0 && view.mode === 'full' && ranked.length >= 2 && rng.chance(this.crossoverRate);
-        const plan = crossover ? this.crossover(rng, ranked, credit) : this.mutation(rng, i === 0 && attempt < this.maxAttempts / 4 ? incumbent : this.tournament(rng, ranked), view.mode, credit, widen);
+        const plan = crossover
+          ? this.crossover(rng, ranked, credit)
+          : this.mutation(rng, i === 0 && attempt < this.maxAttempts / 4 ? incumbent : this.tournament(rng, ranked), view.mode, credit, widen);
         if (!plan) continue;
         const raw = structuredClone(plan.parents[0].raw);
         const settings = { ...(raw.settings ?? {}) };
@@ -336,7 +340,12 @@ export class KnobProposer implements Proposer {
       lines.push(`- \`r${req.round}-k${i}\` ← ${made.parents.map((p) => this.describe(p, ranked)).join(' × ')}: ${hypothesis}`);
     }
     const report = `${header}\nProposed ${out.length} of ${req.count}:\n${lines.join('\n')}\n`;
-    return { candidates: out, report, dollars: 0, log: [{ kind: 'knob', seed: req.seed, round: req.round, proposed: out.map((c) => ({ parents: c.parents, hypothesis: c.hypothesis })) }] };
+    return {
+      candidates: out,
+      report,
+      dollars: 0,
+      log: [{ kind: 'knob', seed: req.seed, round: req.round, proposed: out.map((c) => ({ parents: c.parents, hypothesis: c.hypothesis })) }],
+    };
   }
 
   private async load(view: ArchiveView, rec: CandidateRecord): Promise<Loaded> {
@@ -368,7 +377,13 @@ export class KnobProposer implements Proposer {
     return ranked[Math.min(...picks)];
   }
 
-  private mutation(rng: Rng, parent: Ranked, mode: 'full' | 'fst', credit: Credit, widen: number): { parents: Loaded[]; edits: Edit[]; crossover: boolean } | undefined {
+  private mutation(
+    rng: Rng,
+    parent: Ranked,
+    mode: 'full' | 'fst',
+    credit: Credit,
+    widen: number,
+  ): { parents: Loaded[]; edits: Edit[]; crossover: boolean } | undefined {
     const m = parent.c.manifest;
     const dims = dimsOf(m, mode);
     if (dims.length === 0) return undefined;
@@ -478,7 +493,10 @@ export class KnobProposer implements Proposer {
 
 function reasonFor(e: Edit): string {
   const hint = HINTS[e.dim.name];
-  if (e.dim.kind === 'prompt') return e.to === '' ? `without a ${e.dim.name} text the model may follow its own habits better` : `a declared ${e.dim.name} text may tell the model what to do`;
+  if (e.dim.kind === 'prompt')
+    return e.to === ''
+      ? `without a ${e.dim.name} text the model may follow its own habits better`
+      : `a declared ${e.dim.name} text may tell the model what to do`;
   if (typeof e.from === 'number' && typeof e.to === 'number') {
     const up = e.to > e.from;
     return hint ? (up ? hint.up : hint.down) || hint.set || '' : `${up ? 'more' : 'less'} ${e.dim.name} may help`;

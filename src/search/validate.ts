@@ -48,7 +48,15 @@ export type ValidationResult =
   | { ok: false; reasons: string[]; smoke?: Trajectory; smokeRollouts: number; warnings: string[] };
 
 /** Terminations that make a candidate invalid (the harness's fault, whatever the model did). */
-export const INVALID_TERMINATIONS: ReadonlySet<Termination> = new Set<Termination>(['crash', 'protocol_error', 'rule_violation', 'timeout', 'cpu_limit', 'memory_limit', 'output_limit']);
+export const INVALID_TERMINATIONS: ReadonlySet<Termination> = new Set<Termination>([
+  'crash',
+  'protocol_error',
+  'rule_violation',
+  'timeout',
+  'cpu_limit',
+  'memory_limit',
+  'output_limit',
+]);
 
 const MANIFEST = 'harness.json';
 const IGNORED = new Set(['.git', 'node_modules', '.whale-build', '.DS_Store']);
@@ -82,8 +90,10 @@ export async function validateCandidate(candidateDir: string, opts: ValidateOpti
   if (INVALID_TERMINATIONS.has(smoke.termination)) {
     return { ok: false, reasons: [`smoke run on task ${task.id}: ${smoke.termination}${detail}`], smoke, smokeRollouts: 1, warnings };
   }
-  if (smoke.termination === 'infra_error') warnings.push(`smoke run on task ${task.id} hit an infrastructure failure (not the harness's; not a verdict): ${smoke.terminationDetail ?? 'no detail'}`);
-  if (smoke.termination === 'error') warnings.push(`smoke run on task ${task.id} ended in an error that is not the harness's (${smoke.terminationDetail ?? 'no detail'})`);
+  if (smoke.termination === 'infra_error')
+    warnings.push(`smoke run on task ${task.id} hit an infrastructure failure (not the harness's; not a verdict): ${smoke.terminationDetail ?? 'no detail'}`);
+  if (smoke.termination === 'error')
+    warnings.push(`smoke run on task ${task.id} ended in an error that is not the harness's (${smoke.terminationDetail ?? 'no detail'})`);
   return { ok: true, prepared, smoke, smokeRollouts: 1, warnings };
 }
 

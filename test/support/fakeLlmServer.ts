@@ -118,7 +118,11 @@ export class FakeLlmServer {
       if (res.destroyed || req.socket.destroyed) return;
       return send(res, reply);
     }
-    return send(res, { status: 200, headers: provider === 'anthropic' ? { 'request-id': `req_${this.ids}` } : { 'x-request-id': `req_${this.ids}` }, body: provider === 'anthropic' ? this.encodeAnthropic(reply, body) : this.encodeOpenAI(reply, body) });
+    return send(res, {
+      status: 200,
+      headers: provider === 'anthropic' ? { 'request-id': `req_${this.ids}` } : { 'x-request-id': `req_${this.ids}` },
+      body: provider === 'anthropic' ? this.encodeAnthropic(reply, body) : this.encodeOpenAI(reply, body),
+    });
   }
 
   private decodeAnthropic(body: Record<string, unknown>) {
@@ -127,8 +131,16 @@ export class FakeLlmServer {
     const blocks = typeof last?.content === 'string' ? [{ type: 'text', text: last.content }] : ((last?.content ?? []) as Record<string, unknown>[]);
     const toolResults = blocks
       .filter((b) => b.type === 'tool_result')
-      .map((b) => ({ id: String(b.tool_use_id), name: this.names.get(String(b.tool_use_id)) ?? '?', content: typeof b.content === 'string' ? b.content : JSON.stringify(b.content), isError: b.is_error === true }));
-    const userText = blocks.filter((b) => b.type === 'text').map((b) => String(b.text)).join('\n');
+      .map((b) => ({
+        id: String(b.tool_use_id),
+        name: this.names.get(String(b.tool_use_id)) ?? '?',
+        content: typeof b.content === 'string' ? b.content : JSON.stringify(b.content),
+        isError: b.is_error === true,
+      }));
+    const userText = blocks
+      .filter((b) => b.type === 'text')
+      .map((b) => String(b.text))
+      .join('\n');
     return { system: String(body.system ?? ''), toolResults, userText, maxTokens: Number(body.max_tokens) };
   }
 
@@ -142,7 +154,12 @@ export class FakeLlmServer {
     while (i >= 0 && messages[i].role === 'tool') trailing.unshift(messages[i--]);
     for (const m of trailing) {
       const content = String(m.content);
-      toolResults.push({ id: String(m.tool_call_id), name: this.names.get(String(m.tool_call_id)) ?? '?', content: content.replace(/^ERROR: /, ''), isError: content.startsWith('ERROR: ') });
+      toolResults.push({
+        id: String(m.tool_call_id),
+        name: this.names.get(String(m.tool_call_id)) ?? '?',
+        content: content.replace(/^ERROR: /, ''),
+        isError: content.startsWith('ERROR: '),
+      });
     }
     const system = String(messages.find((m) => m.role === 'system')?.content ?? '');
     return { system, toolResults, userText, maxTokens: Number(body.max_completion_tokens ?? body.max_tokens) };
@@ -189,7 +206,14 @@ export class FakeLlmServer {
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: body.model,
-      choices: [{ index: 0, message: { role: 'assistant', content: r.text ?? null, refusal: null, ...(calls.length ? { tool_calls: calls } : {}) }, logprobs: null, finish_reason: stop === 'tool_use' ? 'tool_calls' : stop === 'max_tokens' ? 'length' : 'stop' }],
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: r.text ?? null, refusal: null, ...(calls.length ? { tool_calls: calls } : {}) },
+          logprobs: null,
+          finish_reason: stop === 'tool_use' ? 'tool_calls' : stop === 'max_tokens' ? 'length' : 'stop',
+        },
+      ],
       usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
     };
   }

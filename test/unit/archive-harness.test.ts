@@ -72,8 +72,14 @@ test('a candidate commit has the folder as its tree: tree hash = gitTreeHash = g
 test('parents: a child commit points at its parent candidates; list() gives parents, message and meta', async () => {
   const a = await fresh();
   const p = await a.add(candidate(), { parents: [], message: 'h0', meta: { origin: 'seed', round: 0 } });
-  const c1 = await a.add(candidate((d) => setTopk(d, 3)), { parents: [p.treeHash], message: 'topk 1→3', meta: { origin: 'proposer', round: 1, hypothesis: 'the fact is below rank 1', valid: true } });
-  const c2 = await a.add(candidate((d) => setTopk(d, 2)), { parents: [p.treeHash], message: 'topk 1→2', meta: { round: 1 } });
+  const c1 = await a.add(
+    candidate((d) => setTopk(d, 3)),
+    { parents: [p.treeHash], message: 'topk 1→3', meta: { origin: 'proposer', round: 1, hypothesis: 'the fact is below rank 1', valid: true } },
+  );
+  const c2 = await a.add(
+    candidate((d) => setTopk(d, 2)),
+    { parents: [p.treeHash], message: 'topk 1→2', meta: { round: 1 } },
+  );
   const x = await a.add(
     candidate((d) => {
       setTopk(d, 4);
@@ -98,7 +104,13 @@ test('parents: a child commit points at its parent candidates; list() gives pare
   // The metadata is in the commit body (git log shows it), so it survives a plain clone.
   assert.match(git(a.dir, 'log', '-1', '--format=%B', c1.commit), /whale-meta:\n\{"origin":"proposer"/);
   // Unknown parents are refused; nothing is written.
-  await assert.rejects(a.add(candidate((d) => setTopk(d, 5)), { parents: ['f'.repeat(40)], message: 'orphan' }), ArchiveError);
+  await assert.rejects(
+    a.add(
+      candidate((d) => setTopk(d, 5)),
+      { parents: ['f'.repeat(40)], message: 'orphan' },
+    ),
+    ArchiveError,
+  );
   await assert.rejects(a.add(candidate(), { parents: ['nope'], message: 'bad' }), /not a parent tree hash/);
   assert.equal((await a.list()).length, 4);
 });
@@ -106,8 +118,14 @@ test('parents: a child commit points at its parent candidates; list() gives pare
 test('identical candidates are one candidate: a second add returns the same commit and records the new derivation', async () => {
   const a = await fresh();
   const p = await a.add(candidate(), { parents: [], message: 'h0' });
-  const q = await a.add(candidate((d) => setTopk(d, 2)), { parents: [p.treeHash], message: 'topk 1→2', meta: { round: 1, run: 'r1' } });
-  const again = await a.add(candidate((d) => setTopk(d, 2)), { parents: [p.treeHash], message: 'topk 1→2 again', meta: { round: 4, run: 'r2' } });
+  const q = await a.add(
+    candidate((d) => setTopk(d, 2)),
+    { parents: [p.treeHash], message: 'topk 1→2', meta: { round: 1, run: 'r1' } },
+  );
+  const again = await a.add(
+    candidate((d) => setTopk(d, 2)),
+    { parents: [p.treeHash], message: 'topk 1→2 again', meta: { round: 4, run: 'r2' } },
+  );
   assert.equal(again.created, false);
   assert.equal(again.commit, q.commit);
   assert.equal(again.treeHash, q.treeHash);
@@ -135,7 +153,10 @@ test('identical candidates are one candidate: a second add returns the same comm
 test('refs: setRef/getRef under refs/whale/, listRefs, deleteRef; bad names and unknown candidates refused', async () => {
   const a = await fresh();
   const p = await a.add(candidate(), { parents: [], message: 'h0' });
-  const q = await a.add(candidate((d) => setTopk(d, 4)), { parents: [p.treeHash], message: 'topk 1→4' });
+  const q = await a.add(
+    candidate((d) => setTopk(d, 4)),
+    { parents: [p.treeHash], message: 'topk 1→4' },
+  );
   assert.equal(await a.getRef('runs/r1/accepted/1'), undefined);
   await a.setRef('runs/r1/accepted/1', p.treeHash);
   await a.setRef('refs/whale/runs/r1/accepted/2', q.treeHash);
@@ -222,7 +243,12 @@ test('writers are serialised: concurrent adds from two archive objects, and a de
   assert.equal(existsSync(join(dir, 'whale-archive.lock')), false, 'the lock is released');
 
   // A lock left by a process that no longer exists (on this machine, so its pid can be checked) is taken over.
-  const dead = spawnSync(process.execPath, ['--import', tsxLoader, '-e', `import { acquireLock } from ${JSON.stringify(fileLockModule)}; acquireLock(${JSON.stringify(join(dir, 'whale-archive.lock'))}, 'x'); process.exit(0);`]);
+  const dead = spawnSync(process.execPath, [
+    '--import',
+    tsxLoader,
+    '-e',
+    `import { acquireLock } from ${JSON.stringify(fileLockModule)}; acquireLock(${JSON.stringify(join(dir, 'whale-archive.lock'))}, 'x'); process.exit(0);`,
+  ]);
   assert.equal(dead.status, 0, String(dead.stderr));
   assert.ok(existsSync(join(dir, 'whale-archive.lock')), 'the dead writer left its lock');
   await a.setRef('runs/x/accepted/1', p.treeHash);

@@ -69,7 +69,10 @@ test('index: a growing file is extended from where it stopped; a half-written li
   assert.equal(readTrajectoryAt(done, 15).id, 'traj-15');
   writeFileSync(file, lines(many(3, 100)) + '{"id":"bad"}\n');
   const rewritten = await indexJsonl(file);
-  assert.deepEqual(rewritten.lines.map((l) => l.id), ['traj-100', 'traj-101', 'traj-102', 'bad']);
+  assert.deepEqual(
+    rewritten.lines.map((l) => l.id),
+    ['traj-100', 'traj-101', 'traj-102', 'bad'],
+  );
   assert.throws(() => readTrajectoryAt(rewritten, 3), new RegExp(`${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:4: not a trajectory: runId|domain|`));
   assert.throws(() => readTrajectoryAt(rewritten, 9), /no trajectory 9 \(the file has 4\)/);
 });

@@ -19,7 +19,10 @@ test('a second taker is refused with a message naming the holder (host, pid, sin
   try {
     assert.throws(
       () => acquireLock(dir, 'run R'),
-      (e: unknown) => e instanceof LockHeldError && e.message.includes(`pid ${process.pid} on host ${hostname()}, since ${held.holder.since}`) && /run R is held by 'whale run --resume'/.test(e.message),
+      (e: unknown) =>
+        e instanceof LockHeldError &&
+        e.message.includes(`pid ${process.pid} on host ${hostname()}, since ${held.holder.since}`) &&
+        /run R is held by 'whale run --resume'/.test(e.message),
     );
   } finally {
     held.release();
@@ -31,7 +34,10 @@ test('a holder on another node (another container: its pid means nothing here) i
   const dir = join(tmp(), 'x.lock');
   mkdirSync(dir);
   // pid 999999 does not exist here, but it may in the other container: no pid shortcut.
-  writeFileSync(join(dir, 'owner.json'), JSON.stringify({ host: 'other-box', pid: 999_999, since: '2026-01-01T00:00:00Z', node: 'other-box/boot/pid:[1]', token: 't' }));
+  writeFileSync(
+    join(dir, 'owner.json'),
+    JSON.stringify({ host: 'other-box', pid: 999_999, since: '2026-01-01T00:00:00Z', node: 'other-box/boot/pid:[1]', token: 't' }),
+  );
   assert.throws(() => acquireLock(dir, 'run R', { staleMs: 5_000 }), /pid 999999 on host other-box/);
   const old = new Date(Date.now() - 10_000);
   utimesSync(join(dir, 'owner.json'), old, old);
@@ -54,7 +60,10 @@ const tsx = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', i
 
 function journalTypes(dir: string): string[] {
   const runs = new RunStore(join(dir, '.whale'));
-  return readFileSync(runs.journalFile(runs.current()!), 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { type: string }).type);
+  return readFileSync(runs.journalFile(runs.current()!), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as { type: string }).type);
 }
 
 test('three `whale run --resume` and a `whale step` on one run: exactly one proceeds, the others are refused naming it', { timeout: 600_000 }, async () => {
@@ -62,7 +71,12 @@ test('three `whale run --resume` and a `whale step` on one run: exactly one proc
   const first = whale(['step'], dir); // creates the run and does one phase
   assert.equal(first.code, 0, first.stderr);
   const before = journalTypes(dir).filter((t) => t === 'session_started').length;
-  const racers = await Promise.all([whaleAsync(['run', '--resume'], dir), whaleAsync(['run', '--resume'], dir), whaleAsync(['run', '--resume'], dir), whaleAsync(['step'], dir)]);
+  const racers = await Promise.all([
+    whaleAsync(['run', '--resume'], dir),
+    whaleAsync(['run', '--resume'], dir),
+    whaleAsync(['run', '--resume'], dir),
+    whaleAsync(['step'], dir),
+  ]);
   const ok = racers.filter((r) => r.code === 0);
   const refused = racers.filter((r) => /is held by '(whale run --resume|whale step)', pid \d+ on host \S+, since \S+/.test(r.stderr));
   assert.equal(ok.length, 1, racers.map((r) => `${r.code}: ${r.stderr.slice(-400)}`).join('\n---\n'));

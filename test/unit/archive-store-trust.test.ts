@@ -20,7 +20,14 @@ let backend: PolicyBackend;
 let runtime: HarnessRuntime;
 before(async () => {
   backend = await createBackend({ kind: 'embedded', model: 'base', maxBatch: 64 }, { storeDir: root });
-  runtime = new HarnessRuntime({ domain, backend, limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({}), concurrency: 4, cacheDir: join(root, 'cache') });
+  runtime = new HarnessRuntime({
+    domain,
+    backend,
+    limits: SandboxLimitsSchema.parse({}),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 4,
+    cacheDir: join(root, 'cache'),
+  });
 });
 after(async () => {
   await runtime.close();
@@ -29,7 +36,20 @@ after(async () => {
 });
 
 const run = (store: string) =>
-  evaluate({ store: new ResultStore(store), runner: runtime, domain, harnessDir: domain.h0Dir, policyVersion: backend.currentVersion(), split: 'val', k: 1, seed: 5, sampling: SamplingSchema.parse({}), limits: SandboxLimitsSchema.parse({}), concurrency: 4, limit: 4 });
+  evaluate({
+    store: new ResultStore(store),
+    runner: runtime,
+    domain,
+    harnessDir: domain.h0Dir,
+    policyVersion: backend.currentVersion(),
+    split: 'val',
+    k: 1,
+    seed: 5,
+    sampling: SamplingSchema.parse({}),
+    limits: SandboxLimitsSchema.parse({}),
+    concurrency: 4,
+    limit: 4,
+  });
 
 test('an edited summary.json is not served: the result is recomputed from the stored rollouts (no new rollouts)', async () => {
   const store = join(root, 'edited');

@@ -42,7 +42,10 @@ test('openai-compatible: a harness-only search survives its backend being killed
   let served = await startServe(store);
   try {
     const listed = (await (await fetch(`${served.url}/v1/models`)).json()) as { data: { id: string }[] };
-    const dir = tinyProject({ kind: 'openai-compatible', baseUrl: `${served.url}/v1`, model: listed.data[0].id }, { sandbox: { wallMs: 300_000, cpuMs: 60_000 } });
+    const dir = tinyProject(
+      { kind: 'openai-compatible', baseUrl: `${served.url}/v1`, model: listed.data[0].id },
+      { sandbox: { wallMs: 300_000, cpuMs: 60_000 } },
+    );
     const run = whaleAsync(['run', '--method', 'harness-only'], dir);
     served = await outage(served, store, () => journal(dir).some((e) => e.type === 'candidate_scored'), run);
     const r = await run;
@@ -54,40 +57,51 @@ test('openai-compatible: a harness-only search survives its backend being killed
     for (const s of j.filter((e) => e.type === 'candidate_scored')) {
       const ts = results.loadTrajectories(String(s.keyHash));
       assert.equal(ts.length, 6, 'every rollout of every candidate is there');
-      assert.ok(ts.every((t) => !/policy backend failed/.test(t.terminationDetail ?? '')), 'no rollout failed for the outage');
+      assert.ok(
+        ts.every((t) => !/policy backend failed/.test(t.terminationDetail ?? '')),
+        'no rollout failed for the outage',
+      );
     }
   } finally {
     await served.stop();
   }
 });
 
-test('tinker: a weight phase survives its backend being killed and restarted mid-phase (the training model is rebuilt from the last saved version)', { timeout: 900_000 }, async () => {
-  const store = join(mkdtempSync(join(tmpdir(), 'whale-outage-')), 'server');
-  let served = await startServe(store);
-  try {
-    const dir = tinyProject(
-      { kind: 'tinker', baseUrl: served.url, baseModel: 'embedded', tokenizer: 'embedded' },
-      { method: 'weight-only', schedule: { epochs: 0.75, iterations: 2, cycles: 1 }, sandbox: { wallMs: 300_000, cpuMs: 60_000 } },
-    );
-    const run = whaleAsync(['run'], dir);
-    served = await outage(served, store, () => journal(dir).some((e) => e.type === 'weight_step'), run);
-    const r = await run;
-    assert.equal(r.code, 0, r.stderr);
-    const j = journal(dir);
-    const steps = j.filter((e) => e.type === 'weight_step');
-    assert.equal(steps.length, 4, 'two weight phases of two steps');
-    const trained = steps.filter((s) => s.trained);
-    assert.ok(trained.length >= 1, 'some step trained');
-    for (let i = 1; i < steps.length; i++) assert.equal(steps[i].versionBefore, steps[i - 1].versionAfter, 'each step starts from the version the previous one made');
-    assert.ok(trained.every((s) => String(s.versionAfter).startsWith('tinker://')));
-    assert.equal(j.filter((e) => e.type === 'phase_completed').length, 2);
-    const results = new ResultStore(join(dir, '.whale'));
-    for (const s of steps) {
-      const ts = results.loadTrajectories(String(s.evalKeyHash));
-      assert.equal(ts.length, 12, 'B·G rollouts per step');
-      assert.ok(ts.every((t) => !/policy backend failed/.test(t.terminationDetail ?? '')), 'no rollout failed for the outage');
+test(
+  'tinker: a weight phase survives its backend being killed and restarted mid-phase (the training model is rebuilt from the last saved version)',
+  { timeout: 900_000 },
+  async () => {
+    const store = join(mkdtempSync(join(tmpdir(), 'whale-outage-')), 'server');
+    let served = await startServe(store);
+    try {
+      const dir = tinyProject(
+        { kind: 'tinker', baseUrl: served.url, baseModel: 'embedded', tokenizer: 'embedded' },
+        { method: 'weight-only', schedule: { epochs: 0.75, iterations: 2, cycles: 1 }, sandbox: { wallMs: 300_000, cpuMs: 60_000 } },
+      );
+      const run = whaleAsync(['run'], dir);
+      served = await outage(served, store, () => journal(dir).some((e) => e.type === 'weight_step'), run);
+      const r = await run;
+      assert.equal(r.code, 0, r.stderr);
+      const j = journal(dir);
+      const steps = j.filter((e) => e.type === 'weight_step');
+      assert.equal(steps.length, 4, 'two weight phases of two steps');
+      const trained = steps.filter((s) => s.trained);
+      assert.ok(trained.length >= 1, 'some step trained');
+      for (let i = 1; i < steps.length; i++)
+        assert.equal(steps[i].versionBefore, steps[i - 1].versionAfter, 'each step starts from the version the previous one made');
+      assert.ok(trained.every((s) => String(s.versionAfter).startsWith('tinker://')));
+      assert.equal(j.filter((e) => e.type === 'phase_completed').length, 2);
+      const results = new ResultStore(join(dir, '.whale'));
+      for (const s of steps) {
+        const ts = results.loadTrajectories(String(s.evalKeyHash));
+        assert.equal(ts.length, 12, 'B·G rollouts per step');
+        assert.ok(
+          ts.every((t) => !/policy backend failed/.test(t.terminationDetail ?? '')),
+          'no rollout failed for the outage',
+        );
+      }
+    } finally {
+      await served.stop();
     }
-  } finally {
-    await served.stop();
-  }
-});
+  },
+);

@@ -33,12 +33,31 @@ test('ray: the embedded backend runs as a Ray job on a local head, a weight phas
   const [gcs, dash, port] = [await freePort(), await freePort(), await freePort()];
   const temp = mkdtempSync(join(tmpdir(), 'wr-'));
   const env = { ...process.env, RAY_USAGE_STATS_ENABLED: '0' };
-  const head = spawnSync(ray, ['start', '--head', '--node-ip-address=127.0.0.1', `--port=${gcs}`, '--dashboard-host=127.0.0.1', `--dashboard-port=${dash}`, '--num-cpus=2', '--num-gpus=0', '--include-dashboard=true', '--disable-usage-stats', `--temp-dir=${temp}`], { encoding: 'utf8', env, timeout: 300_000 });
+  const head = spawnSync(
+    ray,
+    [
+      'start',
+      '--head',
+      '--node-ip-address=127.0.0.1',
+      `--port=${gcs}`,
+      '--dashboard-host=127.0.0.1',
+      `--dashboard-port=${dash}`,
+      '--num-cpus=2',
+      '--num-gpus=0',
+      '--include-dashboard=true',
+      '--disable-usage-stats',
+      `--temp-dir=${temp}`,
+    ],
+    { encoding: 'utf8', env, timeout: 300_000 },
+  );
   assert.equal(head.status, 0, head.stderr);
   const dashboard = `http://127.0.0.1:${dash}`;
   let job: string | undefined;
   try {
-    const launched = whale(['backend', 'launch', '--ray', dashboard, '--template', 'embedded', '--port', String(port), '--node-modules', join(repo, 'node_modules')], repo);
+    const launched = whale(
+      ['backend', 'launch', '--ray', dashboard, '--template', 'embedded', '--port', String(port), '--node-modules', join(repo, 'node_modules')],
+      repo,
+    );
     assert.equal(launched.code, 0, launched.stderr);
     assert.match(launched.stderr, /submitted Ray job whale-embedded-\S+ \(working_dir gcs:\/\/_ray_pkg_[0-9a-f]+\.zip\)/);
     const out = JSON.parse(launched.stdout.trim().split('\n').at(-1)!) as { job: string; backend: Record<string, unknown> };
@@ -52,7 +71,10 @@ test('ray: the embedded backend runs as a Ray job on a local head, a weight phas
     const j = new Journal(runs.journalFile(runs.current()!)).all();
     const steps = j.filter((e) => e.type === 'weight_step');
     assert.equal(steps.length, 2);
-    assert.ok(steps.some((s) => s.trained && String(s.versionAfter).startsWith('tinker://')), 'a step trained on the Ray-hosted backend');
+    assert.ok(
+      steps.some((s) => s.trained && String(s.versionAfter).startsWith('tinker://')),
+      'a step trained on the Ray-hosted backend',
+    );
 
     const logs = whale(['backend', 'logs', '--ray', dashboard, '--job', job], repo);
     assert.match(logs.stdout, /whale serve: embedded policy/);

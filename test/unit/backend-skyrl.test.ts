@@ -82,24 +82,28 @@ test('tinker client × SkyRL 0.3.0 (real server, tiny Qwen3)', { skip, timeout: 
   try {
     let trained = '';
 
-    await t.test('backend connect reads the server\'s max LoRA rank: an asked rank above it is bad input (exit 2, no stack trace); none asked comes down to it', () => {
-      const cwd = mkdtempSync(join(tmpdir(), 'whale-connect-'));
-      const tok = join(server.baseModel, 'tokenizer.json');
-      const bad = whale(['backend', 'connect', server.url, '--kind', 'tinker', '--tokenizer', tok, '--lora-rank', '16', '--dry-run'], cwd);
-      assert.equal(bad.code, 2, bad.stderr);
-      assert.match(bad.stderr, /--lora-rank: LoRA rank 16 is above the server's maximum 8/);
-      assert.doesNotMatch(bad.stderr, /internal error|\n\s+at /);
-      const good = whale(['backend', 'connect', server.url, '--kind', 'tinker', '--tokenizer', tok, '--dry-run'], cwd);
-      assert.equal(good.code, 0, good.stderr);
-      const section = JSON.parse(good.stdout.trim().split('\n').at(-1)!).backend;
-      assert.equal(section.loraRank, 8);
-      assert.equal(section.baseModel, server.baseModel);
-    });
+    await t.test(
+      "backend connect reads the server's max LoRA rank: an asked rank above it is bad input (exit 2, no stack trace); none asked comes down to it",
+      () => {
+        const cwd = mkdtempSync(join(tmpdir(), 'whale-connect-'));
+        const tok = join(server.baseModel, 'tokenizer.json');
+        const bad = whale(['backend', 'connect', server.url, '--kind', 'tinker', '--tokenizer', tok, '--lora-rank', '16', '--dry-run'], cwd);
+        assert.equal(bad.code, 2, bad.stderr);
+        assert.match(bad.stderr, /--lora-rank: LoRA rank 16 is above the server's maximum 8/);
+        assert.doesNotMatch(bad.stderr, /internal error|\n\s+at /);
+        const good = whale(['backend', 'connect', server.url, '--kind', 'tinker', '--tokenizer', tok, '--dry-run'], cwd);
+        assert.equal(good.code, 0, good.stderr);
+        const section = JSON.parse(good.stdout.trim().split('\n').at(-1)!).backend;
+        assert.equal(section.loraRank, 8);
+        assert.equal(section.baseModel, server.baseModel);
+      },
+    );
 
     await t.test('seeds beyond int32 and 8 concurrent rollouts of the base model all sample', async () => {
       const seeds = Array.from({ length: 8 }, (_, i) => 2 ** 32 - 1 - i);
       const rs = await Promise.all(seeds.map((seed) => backend.chat({ messages: PROMPT, params: { temperature: 1, max_tokens: 6, seed } })));
-      for (const r of rs) assert.ok(r.completionTokenIds!.length >= 1 && r.completionTokenIds!.length <= 6 && r.logprobs!.length === r.completionTokenIds!.length);
+      for (const r of rs)
+        assert.ok(r.completionTokenIds!.length >= 1 && r.completionTokenIds!.length <= 6 && r.logprobs!.length === r.completionTokenIds!.length);
       lap('8 base samples');
     });
 
@@ -156,7 +160,9 @@ test('tinker client × SkyRL 0.3.0 (real server, tiny Qwen3)', { skip, timeout: 
       assert.doesNotMatch(server.log(), /Maximum number of LoRA adapters/);
     });
     await backend.close();
-    const recorded = readdirSync(join(store, 'tinker')).flatMap((k) => (existsSync(join(store, 'tinker', k, 'models')) ? readdirSync(join(store, 'tinker', k, 'models')) : []));
+    const recorded = readdirSync(join(store, 'tinker')).flatMap((k) =>
+      existsSync(join(store, 'tinker', k, 'models')) ? readdirSync(join(store, 'tinker', k, 'models')) : [],
+    );
     assert.deepEqual(recorded, [], 'no model left on record once the last invocation closed');
   } finally {
     await backend.close();
@@ -170,110 +176,128 @@ function whaleCoin(args: string[], cwd: string): { code: number | null; stdout: 
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-test('whale CLI × SkyRL: a weight-only run trains (accepted > 0), its second phase in a new process, a --resume after a server restart', { skip, timeout: 2_400_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'whale-skyrl-run-'));
-  const t0 = Date.now();
-  const lap = (what: string) => console.log(`# backend-skyrl (run): ${what} at ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-  let server = await startSkyrl(join(dir, 'server'), { maxLoraAdapters: 4 });
-  const project = join(dir, 'project');
-  mkdirSync(project);
-  cpSync(getDomain('ramble').h0Dir, join(project, 'h0'), { recursive: true });
-  writeFileSync(
-    join(project, 'whale.config.json'),
-    JSON.stringify({
-      name: 'skyrl',
-      method: 'weight-only',
-      domain: { id: 'coin', options: { sizes: { weight: 8, harness: 4, val: 4, test: 4 } } },
-      harness: 'h0',
-      backend: { kind: 'tinker', baseUrl: server.url, baseModel: server.baseModel, tokenizer: join(server.baseModel, 'tokenizer.json'), loraRank: 8 },
-      evaluation: { k: 1, concurrency: 8 },
-      rsft: { batchPrompts: 4, groupSize: 2, minibatch: 4, learningRate: 0.001 },
-      schedule: { epochs: 0.5, iterations: 1, cycles: 2 }, // weight-only: 2 × cycles phases of one step
-      sandbox: { wallMs: 600_000, cpuMs: 120_000 },
-    }),
-  );
-  const journal = () => {
-    const runs = new RunStore(join(project, '.whale'));
-    const id = runs.current();
-    return id ? [...new Journal(runs.journalFile(id)).all()] : [];
-  };
-  try {
-    const first = whaleCoin(['step', '--new'], project);
-    assert.equal(first.code, 0, first.stderr);
-    lap('phase 1 (one process)');
-    const second = whaleCoin(['step'], project);
-    assert.equal(second.code, 0, second.stderr);
-    lap('phase 2 (a new process)');
-    await server.stop();
-    server = await startSkyrl(join(dir, 'server'), { port: server.port, maxLoraAdapters: 4 });
-    const resumed = whaleCoin(['run', '--resume'], project);
-    assert.equal(resumed.code, 0, resumed.stderr);
-    lap('phases 3 and 4 (run --resume after a server restart)');
-    const j = journal();
-    const steps = j.filter((e) => e.type === 'weight_step') as unknown as { accepted: number; versionBefore: string; versionAfter: string; optimizerSteps?: number }[];
-    assert.equal(steps.length, 4, 'four weight phases of one step');
-    for (const s of steps) {
-      assert.ok(s.accepted > 0, `accepted rollouts in every step: ${JSON.stringify(s)}`);
-      assert.match(s.versionAfter, /^tinker:\/\/model_/, 'every step trained a new version');
-    }
-    for (let i = 1; i < steps.length; i++) assert.equal(steps[i].versionBefore, steps[i - 1].versionAfter, 'each phase continues from the version the previous one made');
-    assert.equal(j.filter((e) => e.type === 'phase_completed').length, 4);
-    assert.ok(j.some((e) => e.type === 'run_completed'));
-    assert.doesNotMatch(server.log(), /Maximum number of LoRA adapters/);
-  } finally {
-    await server.stop();
-  }
-});
-
-test('tinker client × SkyRL: a lost optim_step reply is not applied twice — the call reruns from the parent and gives the same weights as a clean run', { skip, timeout: 1_200_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'whale-skyrl-opt-'));
-  const t0 = Date.now();
-  const lap = (what: string) => console.log(`# backend-skyrl (optim_step): ${what} at ${((Date.now() - t0) / 1000).toFixed(0)} s`);
-  const server = await startSkyrl(join(dir, 'server'), { maxLoraAdapters: 4 });
-  const tok = await loadChatTokenizer(join(server.baseModel, 'tokenizer.json'));
-  const examples: TrainExample[] = [0, 1, 2, 3].map(() => ({ promptTokenIds: tok.encodeChat(PROMPT, { addGenerationPrompt: true }), completionTokenIds: [9693, tok.endOfTurn!.ids[0]], lossMask: [1, 1] }));
-  try {
-    const calls: string[] = [];
-    let failed = false;
-    const proxy = createServer((req: IncomingMessage, res: ServerResponse) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        calls.push(req.url!);
-        const up = httpRequest({ host: '127.0.0.1', port: server.port, path: req.url, method: req.method, headers: req.headers }, (ur) => {
-          const body: Buffer[] = [];
-          ur.on('data', (c: Buffer) => body.push(c));
-          ur.on('end', () => {
-            if (req.url === '/api/v1/optim_step' && !failed) {
-              failed = true; // applied on the server; the client only sees a 500
-              res.writeHead(500, { 'content-type': 'application/json' }).end('{"detail":"proxy: reply lost"}');
-              return;
-            }
-            res.writeHead(ur.statusCode!, ur.headers).end(Buffer.concat(body));
-          });
-        });
-        up.end(Buffer.concat(chunks));
-      });
-  });
-    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-    const proxied = { ...server, url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` };
+test(
+  'whale CLI × SkyRL: a weight-only run trains (accepted > 0), its second phase in a new process, a --resume after a server restart',
+  { skip, timeout: 2_400_000 },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'whale-skyrl-run-'));
+    const t0 = Date.now();
+    const lap = (what: string) => console.log(`# backend-skyrl (run): ${what} at ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    let server = await startSkyrl(join(dir, 'server'), { maxLoraAdapters: 4 });
+    const project = join(dir, 'project');
+    mkdirSync(project);
+    cpSync(getDomain('ramble').h0Dir, join(project, 'h0'), { recursive: true });
+    writeFileSync(
+      join(project, 'whale.config.json'),
+      JSON.stringify({
+        name: 'skyrl',
+        method: 'weight-only',
+        domain: { id: 'coin', options: { sizes: { weight: 8, harness: 4, val: 4, test: 4 } } },
+        harness: 'h0',
+        backend: { kind: 'tinker', baseUrl: server.url, baseModel: server.baseModel, tokenizer: join(server.baseModel, 'tokenizer.json'), loraRank: 8 },
+        evaluation: { k: 1, concurrency: 8 },
+        rsft: { batchPrompts: 4, groupSize: 2, minibatch: 4, learningRate: 0.001 },
+        schedule: { epochs: 0.5, iterations: 1, cycles: 2 }, // weight-only: 2 × cycles phases of one step
+        sandbox: { wallMs: 600_000, cpuMs: 120_000 },
+      }),
+    );
+    const journal = () => {
+      const runs = new RunStore(join(project, '.whale'));
+      const id = runs.current();
+      return id ? [...new Journal(runs.journalFile(id)).all()] : [];
+    };
     try {
-      const hyper = { learningRate: 0.05, minibatchSize: 2, epochs: 1 };
-      const clean = await open(server, join(dir, 'clean'), { loraSeed: 11 });
-      const a = await clean.train(examples, hyper);
-      await clean.close();
-      const faulty = await open(proxied, join(dir, 'faulty'), { loraSeed: 11 });
-      const b = await faulty.train(examples, hyper);
-      await faulty.close();
-      assert.ok(failed, 'the fault was injected');
-      assert.equal(calls.filter((c) => c === '/api/v1/optim_step').length, 3, 'one optim_step lost, then the call ran again from the base: 1 + 2');
-      assert.deepEqual(b.losses, a.losses);
-      assert.ok(adapterBytes(server, a.version).equals(adapterBytes(server, b.version)), 'bit-identical LoRA weights');
-      lap('retried optim_step');
+      const first = whaleCoin(['step', '--new'], project);
+      assert.equal(first.code, 0, first.stderr);
+      lap('phase 1 (one process)');
+      const second = whaleCoin(['step'], project);
+      assert.equal(second.code, 0, second.stderr);
+      lap('phase 2 (a new process)');
+      await server.stop();
+      server = await startSkyrl(join(dir, 'server'), { port: server.port, maxLoraAdapters: 4 });
+      const resumed = whaleCoin(['run', '--resume'], project);
+      assert.equal(resumed.code, 0, resumed.stderr);
+      lap('phases 3 and 4 (run --resume after a server restart)');
+      const j = journal();
+      const steps = j.filter((e) => e.type === 'weight_step') as unknown as {
+        accepted: number;
+        versionBefore: string;
+        versionAfter: string;
+        optimizerSteps?: number;
+      }[];
+      assert.equal(steps.length, 4, 'four weight phases of one step');
+      for (const s of steps) {
+        assert.ok(s.accepted > 0, `accepted rollouts in every step: ${JSON.stringify(s)}`);
+        assert.match(s.versionAfter, /^tinker:\/\/model_/, 'every step trained a new version');
+      }
+      for (let i = 1; i < steps.length; i++)
+        assert.equal(steps[i].versionBefore, steps[i - 1].versionAfter, 'each phase continues from the version the previous one made');
+      assert.equal(j.filter((e) => e.type === 'phase_completed').length, 4);
+      assert.ok(j.some((e) => e.type === 'run_completed'));
+      assert.doesNotMatch(server.log(), /Maximum number of LoRA adapters/);
     } finally {
-      proxy.close();
+      await server.stop();
     }
-  } finally {
-    await server.stop();
-  }
-});
+  },
+);
+
+test(
+  'tinker client × SkyRL: a lost optim_step reply is not applied twice — the call reruns from the parent and gives the same weights as a clean run',
+  { skip, timeout: 1_200_000 },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'whale-skyrl-opt-'));
+    const t0 = Date.now();
+    const lap = (what: string) => console.log(`# backend-skyrl (optim_step): ${what} at ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    const server = await startSkyrl(join(dir, 'server'), { maxLoraAdapters: 4 });
+    const tok = await loadChatTokenizer(join(server.baseModel, 'tokenizer.json'));
+    const examples: TrainExample[] = [0, 1, 2, 3].map(() => ({
+      promptTokenIds: tok.encodeChat(PROMPT, { addGenerationPrompt: true }),
+      completionTokenIds: [9693, tok.endOfTurn!.ids[0]],
+      lossMask: [1, 1],
+    }));
+    try {
+      const calls: string[] = [];
+      let failed = false;
+      const proxy = createServer((req: IncomingMessage, res: ServerResponse) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => {
+          calls.push(req.url!);
+          const up = httpRequest({ host: '127.0.0.1', port: server.port, path: req.url, method: req.method, headers: req.headers }, (ur) => {
+            const body: Buffer[] = [];
+            ur.on('data', (c: Buffer) => body.push(c));
+            ur.on('end', () => {
+              if (req.url === '/api/v1/optim_step' && !failed) {
+                failed = true; // applied on the server; the client only sees a 500
+                res.writeHead(500, { 'content-type': 'application/json' }).end('{"detail":"proxy: reply lost"}');
+                return;
+              }
+              res.writeHead(ur.statusCode!, ur.headers).end(Buffer.concat(body));
+            });
+          });
+          up.end(Buffer.concat(chunks));
+        });
+      });
+      await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+      const proxied = { ...server, url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` };
+      try {
+        const hyper = { learningRate: 0.05, minibatchSize: 2, epochs: 1 };
+        const clean = await open(server, join(dir, 'clean'), { loraSeed: 11 });
+        const a = await clean.train(examples, hyper);
+        await clean.close();
+        const faulty = await open(proxied, join(dir, 'faulty'), { loraSeed: 11 });
+        const b = await faulty.train(examples, hyper);
+        await faulty.close();
+        assert.ok(failed, 'the fault was injected');
+        assert.equal(calls.filter((c) => c === '/api/v1/optim_step').length, 3, 'one optim_step lost, then the call ran again from the base: 1 + 2');
+        assert.deepEqual(b.losses, a.losses);
+        assert.ok(adapterBytes(server, a.version).equals(adapterBytes(server, b.version)), 'bit-identical LoRA weights');
+        lap('retried optim_step');
+      } finally {
+        proxy.close();
+      }
+    } finally {
+      await server.stop();
+    }
+  },
+);

@@ -31,49 +31,56 @@ async function examples(): Promise<TrainExample[]> {
   return [0, 1, 2, 3].map(() => ({ promptTokenIds, completionTokenIds, lossMask: completionTokenIds.map(() => 1) }));
 }
 
-test('tinker: the client trains the embedded backend over HTTP (separate process) and the trained version samples differently; local training gives the same weights', { timeout: 900_000 }, async () => {
-  const store = mkdtempSync(join(tmpdir(), 'whale-tinker-'));
-  const served = await startServe(join(store, 'server'));
-  try {
-    const b = await TinkerBackend.open({ baseUrl: served.url, baseModel: 'embedded', tokenizer: 'embedded', loraRank: 8 });
-    const caps = await b.capabilities();
-    assert.equal(caps.update, 'full', 'the embedded server trains all parameters (no LoRA config in get_info)');
-    assert.equal(b.currentVersion(), 'base:embedded');
-    const greedy = { temperature: 0, max_tokens: 12 };
-    const before = await b.chat({ messages: PROMPT, params: greedy });
-    assert.ok(before.completionTokenIds!.length > 0 && before.logprobs!.length === before.completionTokenIds!.length);
-
-    const ex = await examples();
-    const steps: number[] = [];
-    const r = await b.train(ex, HYPER, { onStep: (_s, loss) => steps.push(loss) });
-    assert.equal(r.optimizerSteps, 12, '4 examples, minibatch 2, 6 epochs');
-    assert.equal(r.parentVersion, 'base:embedded');
-    assert.ok(parseSamplerPath(r.version), `a tinker sampler path: ${r.version}`);
-    assert.ok(r.losses.at(-1)! < r.losses[0] * 0.7, `the loss fell: ${r.losses.map((x) => x.toFixed(2)).join(' ')}`);
-    await b.publish(r.version);
-    const after = await b.chat({ messages: PROMPT, params: greedy });
-    assert.notDeepEqual(after.completionTokenIds, before.completionTokenIds, 'the trained version samples differently');
-    const base = await b.chat({ messages: PROMPT, params: greedy, version: 'base:embedded' });
-    assert.deepEqual(base.completionTokenIds, before.completionTokenIds, 'the base version is still samplable and unchanged');
-
-    // The same examples and settings trained locally: the same Adam on the same loss gives the same weights.
-    const local = await EmbeddedBackend.open({ versionsDir: join(store, 'local') });
+test(
+  'tinker: the client trains the embedded backend over HTTP (separate process) and the trained version samples differently; local training gives the same weights',
+  { timeout: 900_000 },
+  async () => {
+    const store = mkdtempSync(join(tmpdir(), 'whale-tinker-'));
+    const served = await startServe(join(store, 'server'));
     try {
-      const lr = await local.train(ex, HYPER);
-      assert.equal(lr.version, parseSamplerPath(r.version)!.checkpoint, 'bit-identical weights (content-addressed version ids agree)');
-      assert.deepEqual(lr.losses.map((x) => x.toFixed(5)), r.losses.map((x) => x.toFixed(5)));
-    } finally {
-      await local.close();
-    }
+      const b = await TinkerBackend.open({ baseUrl: served.url, baseModel: 'embedded', tokenizer: 'embedded', loraRank: 8 });
+      const caps = await b.capabilities();
+      assert.equal(caps.update, 'full', 'the embedded server trains all parameters (no LoRA config in get_info)');
+      assert.equal(b.currentVersion(), 'base:embedded');
+      const greedy = { temperature: 0, max_tokens: 12 };
+      const before = await b.chat({ messages: PROMPT, params: greedy });
+      assert.ok(before.completionTokenIds!.length > 0 && before.logprobs!.length === before.completionTokenIds!.length);
 
-    // A second train call continues from the version the first saved (the training model holds it).
-    const r2 = await b.train(ex.slice(0, 2), { ...HYPER, epochs: 1 });
-    assert.equal(r2.parentVersion, r.version);
-    assert.equal(r2.optimizerSteps, 1);
-  } finally {
-    await served.stop();
-  }
-});
+      const ex = await examples();
+      const steps: number[] = [];
+      const r = await b.train(ex, HYPER, { onStep: (_s, loss) => steps.push(loss) });
+      assert.equal(r.optimizerSteps, 12, '4 examples, minibatch 2, 6 epochs');
+      assert.equal(r.parentVersion, 'base:embedded');
+      assert.ok(parseSamplerPath(r.version), `a tinker sampler path: ${r.version}`);
+      assert.ok(r.losses.at(-1)! < r.losses[0] * 0.7, `the loss fell: ${r.losses.map((x) => x.toFixed(2)).join(' ')}`);
+      await b.publish(r.version);
+      const after = await b.chat({ messages: PROMPT, params: greedy });
+      assert.notDeepEqual(after.completionTokenIds, before.completionTokenIds, 'the trained version samples differently');
+      const base = await b.chat({ messages: PROMPT, params: greedy, version: 'base:embedded' });
+      assert.deepEqual(base.completionTokenIds, before.completionTokenIds, 'the base version is still samplable and unchanged');
+
+      // The same examples and settings trained locally: the same Adam on the same loss gives the same weights.
+      const local = await EmbeddedBackend.open({ versionsDir: join(store, 'local') });
+      try {
+        const lr = await local.train(ex, HYPER);
+        assert.equal(lr.version, parseSamplerPath(r.version)!.checkpoint, 'bit-identical weights (content-addressed version ids agree)');
+        assert.deepEqual(
+          lr.losses.map((x) => x.toFixed(5)),
+          r.losses.map((x) => x.toFixed(5)),
+        );
+      } finally {
+        await local.close();
+      }
+
+      // A second train call continues from the version the first saved (the training model holds it).
+      const r2 = await b.train(ex.slice(0, 2), { ...HYPER, epochs: 1 });
+      assert.equal(r2.parentVersion, r.version);
+      assert.equal(r2.optimizerSteps, 1);
+    } finally {
+      await served.stop();
+    }
+  },
+);
 
 /**
  * A fault-injecting proxy: 500 on the first forward_backward and the first asample, a reply held
@@ -125,39 +132,54 @@ function faultyProxy(target: string) {
   );
 }
 
-test('tinker faults: 500s and a slow reply are retried; a retried optim_step is applied once (the server dedups by idempotency key)', { timeout: 900_000 }, async () => {
-  const store = mkdtempSync(join(tmpdir(), 'whale-tinker-faults-'));
-  const backend = await EmbeddedBackend.open({ versionsDir: join(store, 'server') });
-  const tinker = new EmbeddedTinkerService(backend);
-  const server = await startEmbeddedServer({ backend, tinker });
-  const proxy = await faultyProxy(server.url);
-  const retries: string[] = [];
-  try {
-    const b = await TinkerBackend.open({ baseUrl: proxy.url, baseModel: 'embedded', tokenizer: 'embedded', loraRank: 8, timeoutMs: 2_000, backoffMs: 50, onRetry: (r) => retries.push(r.reason) });
-    const s1 = await b.chat({ messages: PROMPT, params: { temperature: 0, max_tokens: 4 } }); // 500, then fine
-    const s2 = await b.chat({ messages: PROMPT, params: { temperature: 0, max_tokens: 4 } }); // held past the deadline, then retried
-    assert.deepEqual(s2.completionTokenIds, s1.completionTokenIds);
-    const ex = await examples();
-    const r = await b.train(ex, { ...HYPER, epochs: 2 });
-    assert.equal(r.optimizerSteps, 4);
-    assert.deepEqual(proxy.injected.sort(), ['500 asample', '500 forward_backward', 'cut optim_step reply', 'slow asample']);
-    assert.ok(retries.some((x) => /HTTP 500/.test(x)) && retries.some((x) => /no reply within 2000 ms/.test(x)) && retries.some((x) => /unreachable/.test(x)), retries.join('; '));
-    assert.equal(tinker.counters.optimSteps, 4, 'four optimizer steps applied, not five');
-    assert.ok(tinker.counters.deduplicated >= 1, 'the retried optim_step was recognised by its key');
-    assert.equal(tinker.counters.forwardBackward, 4);
-
-    // The same training without faults (locally) gives the same weights: nothing was applied twice.
-    const local = await EmbeddedBackend.open({ versionsDir: join(store, 'local') });
+test(
+  'tinker faults: 500s and a slow reply are retried; a retried optim_step is applied once (the server dedups by idempotency key)',
+  { timeout: 900_000 },
+  async () => {
+    const store = mkdtempSync(join(tmpdir(), 'whale-tinker-faults-'));
+    const backend = await EmbeddedBackend.open({ versionsDir: join(store, 'server') });
+    const tinker = new EmbeddedTinkerService(backend);
+    const server = await startEmbeddedServer({ backend, tinker });
+    const proxy = await faultyProxy(server.url);
+    const retries: string[] = [];
     try {
-      const lr = await local.train(ex, { ...HYPER, epochs: 2 });
-      assert.equal(lr.version, parseSamplerPath(r.version)!.checkpoint);
+      const b = await TinkerBackend.open({
+        baseUrl: proxy.url,
+        baseModel: 'embedded',
+        tokenizer: 'embedded',
+        loraRank: 8,
+        timeoutMs: 2_000,
+        backoffMs: 50,
+        onRetry: (r) => retries.push(r.reason),
+      });
+      const s1 = await b.chat({ messages: PROMPT, params: { temperature: 0, max_tokens: 4 } }); // 500, then fine
+      const s2 = await b.chat({ messages: PROMPT, params: { temperature: 0, max_tokens: 4 } }); // held past the deadline, then retried
+      assert.deepEqual(s2.completionTokenIds, s1.completionTokenIds);
+      const ex = await examples();
+      const r = await b.train(ex, { ...HYPER, epochs: 2 });
+      assert.equal(r.optimizerSteps, 4);
+      assert.deepEqual(proxy.injected.sort(), ['500 asample', '500 forward_backward', 'cut optim_step reply', 'slow asample']);
+      assert.ok(
+        retries.some((x) => /HTTP 500/.test(x)) && retries.some((x) => /no reply within 2000 ms/.test(x)) && retries.some((x) => /unreachable/.test(x)),
+        retries.join('; '),
+      );
+      assert.equal(tinker.counters.optimSteps, 4, 'four optimizer steps applied, not five');
+      assert.ok(tinker.counters.deduplicated >= 1, 'the retried optim_step was recognised by its key');
+      assert.equal(tinker.counters.forwardBackward, 4);
+
+      // The same training without faults (locally) gives the same weights: nothing was applied twice.
+      const local = await EmbeddedBackend.open({ versionsDir: join(store, 'local') });
+      try {
+        const lr = await local.train(ex, { ...HYPER, epochs: 2 });
+        assert.equal(lr.version, parseSamplerPath(r.version)!.checkpoint);
+      } finally {
+        await local.close();
+      }
     } finally {
-      await local.close();
+      proxy.close();
+      await server.close();
+      tinker.close();
+      await backend.close();
     }
-  } finally {
-    proxy.close();
-    await server.close();
-    tinker.close();
-    await backend.close();
-  }
-});
+  },
+);

@@ -9,7 +9,10 @@ import { whale } from './serve-helpers.js';
 
 function projectWith(config: Record<string, unknown>): string {
   const dir = mkdtempSync(join(tmpdir(), 'whale-cfgcheck-'));
-  writeFileSync(join(dir, 'whale.config.json'), JSON.stringify({ name: 'x', domain: { id: 'ramble', options: { sizes: { weight: 4, harness: 2, val: 2, test: 2 } } }, harness: 'h0', ...config }));
+  writeFileSync(
+    join(dir, 'whale.config.json'),
+    JSON.stringify({ name: 'x', domain: { id: 'ramble', options: { sizes: { weight: 4, harness: 2, val: 2, test: 2 } } }, harness: 'h0', ...config }),
+  );
   return dir;
 }
 

@@ -61,7 +61,7 @@ test('the choice lists shown in --help and completion are the ones the code acce
   assert.deepEqual([...RAY_TEMPLATE_CHOICES], [...RAY_TEMPLATES]);
 });
 
-test('a value outside an option\'s choices is bad input: exit 2 naming the option', () => {
+test("a value outside an option's choices is bad input: exit 2 naming the option", () => {
   const r = whale(['report', '--store', tmp(), '--format', 'pdf'], tmp());
   assert.equal(r.code, 2);
   assert.match(r.stderr, /--format: must be one of md, html, got 'pdf'/);
@@ -95,13 +95,24 @@ for (const shell of ['zsh', 'fish'] as const) {
     assert.equal(r.status, 0, r.stderr);
   });
 }
-test('fish loads the completion and offers the commands', { skip: spawnSync('fish', ['-c', 'exit 0']).status === 0 ? false : 'fish is not installed here' }, () => {
-  const file = join(tmp(), 'whale.fish');
-  writeFileSync(file, whale(['completion', 'fish'], tmp()).stdout);
-  const r = spawnSync('fish', ['-c', `source ${file}; complete -C 'whale st'`], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  assert.deepEqual(r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]).sort(), ['status', 'step', 'stop']);
-});
+test(
+  'fish loads the completion and offers the commands',
+  { skip: spawnSync('fish', ['-c', 'exit 0']).status === 0 ? false : 'fish is not installed here' },
+  () => {
+    const file = join(tmp(), 'whale.fish');
+    writeFileSync(file, whale(['completion', 'fish'], tmp()).stdout);
+    const r = spawnSync('fish', ['-c', `source ${file}; complete -C 'whale st'`], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(
+      r.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('\t')[0])
+        .sort(),
+      ['status', 'step', 'stop'],
+    );
+  },
+);
 
 test('config discovery walks up to the nearest whale.config.json; WHALE_CONFIG and --config override it', () => {
   const project = tmp();
@@ -128,7 +139,16 @@ test('config discovery walks up to the nearest whale.config.json; WHALE_CONFIG a
 
 test('outside a project, commands that need one exit 2 and say so', () => {
   const outside = tmp();
-  for (const args of [['status'], ['status', '--json'], ['stop'], ['report'], ['candidate', 'submitted'], ['annotate', '--list'], ['step'], ['backend', 'probe']]) {
+  for (const args of [
+    ['status'],
+    ['status', '--json'],
+    ['stop'],
+    ['report'],
+    ['candidate', 'submitted'],
+    ['annotate', '--list'],
+    ['step'],
+    ['backend', 'probe'],
+  ]) {
     const r = whale(args, outside);
     assert.equal(r.code, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
     assert.match(r.stderr, /not in a WHALE project: no whale\.config\.json here or in any folder above/, args.join(' '));
@@ -166,7 +186,11 @@ test('the bundle (tfjs-core only, split into chunks) runs a weight phase: step -
   const r = spawnSync(process.execPath, [bin, 'step', '--json'], { cwd: project, encoding: 'utf8', timeout: 300_000 });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /baseline validation \(h0, base weights\): mean@1/);
-  const out = JSON.parse(r.stdout) as { runId: string; phasesRun: number; state: { version: string; ledger: { trainingRollouts: number }; curve: { phase: number }[] } };
+  const out = JSON.parse(r.stdout) as {
+    runId: string;
+    phasesRun: number;
+    state: { version: string; ledger: { trainingRollouts: number }; curve: { phase: number }[] };
+  };
   assert.equal(out.phasesRun, 1);
   assert.ok(out.state.ledger.trainingRollouts > 0);
   assert.match(r.stderr, /step 1: .*loss \d+\.\d+ → policy [0-9a-f]{16}/);

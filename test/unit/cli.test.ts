@@ -16,7 +16,10 @@ function whale(args: string[], cwd: string) {
 
 test('whale eval on a config with a wrong field exits 2 naming file, line and field', () => {
   const dir = mkdtempSync(join(tmpdir(), 'whale-cli-'));
-  writeFileSync(join(dir, 'whale.config.json'), '{\n  "name": "x",\n  "domain": { "id": "kbqa" },\n  "harness": "h0",\n  "sampling": { "temperature": "hot" }\n}\n');
+  writeFileSync(
+    join(dir, 'whale.config.json'),
+    '{\n  "name": "x",\n  "domain": { "id": "kbqa" },\n  "harness": "h0",\n  "sampling": { "temperature": "hot" }\n}\n',
+  );
   const r = whale(['eval'], dir);
   assert.equal(r.code, 2, r.stderr);
   assert.match(r.stderr, /whale\.config\.json:5:\d+: sampling\.temperature: /);
@@ -42,7 +45,7 @@ test('whale eval prints mean@k ± se, and the identical second call is a cache h
   assert.equal(first.stdout.split('\n')[0], second.stdout.split('\n')[0]);
 });
 
-test('whale eval --temperature sets the run config\'s sampling, which the gateway enforces over what a harness asks', () => {
+test("whale eval --temperature sets the run config's sampling, which the gateway enforces over what a harness asks", () => {
   const dir = mkdtempSync(join(tmpdir(), 'whale-cli-'));
   const h = join(dir, 'hot-harness');
   cpSync(fileURLToPath(new URL('../../resources/harnesses/ramble-h0', import.meta.url)), h, { recursive: true });
@@ -51,7 +54,10 @@ test('whale eval --temperature sets the run config\'s sampling, which the gatewa
   const r = whale(['eval', '--domain', 'ramble', '--harness', h, '--split', 'val', '--k', '1', '--limit', '3', '--temperature', '0.5', '--json'], dir);
   assert.equal(r.code, 0, r.stderr);
   const file = (JSON.parse(r.stdout) as { trajectoriesFile: string }).trajectoriesFile;
-  const calls = readFileSync(file, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { modelCalls: { params: Record<string, unknown> }[] }).modelCalls[0].params);
+  const calls = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as { modelCalls: { params: Record<string, unknown> }[] }).modelCalls[0].params);
   assert.equal(calls.length, 3);
   for (const p of calls) assert.deepEqual([p.temperature, p.requested_temperature], [0.5, 0.2]);
 });

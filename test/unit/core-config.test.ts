@@ -27,31 +27,43 @@ test('a valid config loads with defaults filled in', () => {
 test('a wrong field is reported with file, line and field', () => {
   const text = ['{', '  "name": "demo",', '  "domain": { "id": "kbqa" },', '  "harness": "h0",', '  "evaluation": {', '    "k": -3', '  }', '}'].join('\n');
   const file = tmpFile('whale.config.json', text);
-  assert.throws(() => loadConfig(file), (e: unknown) => {
-    assert.ok(e instanceof InputError);
-    assert.equal(e.location.file, file);
-    assert.equal(e.location.line, 6);
-    assert.equal(e.location.field, 'evaluation.k');
-    assert.match(e.message, /whale\.config\.json:6:5: evaluation\.k: /);
-    return true;
-  });
+  assert.throws(
+    () => loadConfig(file),
+    (e: unknown) => {
+      assert.ok(e instanceof InputError);
+      assert.equal(e.location.file, file);
+      assert.equal(e.location.line, 6);
+      assert.equal(e.location.field, 'evaluation.k');
+      assert.match(e.message, /whale\.config\.json:6:5: evaluation\.k: /);
+      return true;
+    },
+  );
 });
 
 test('an unknown key and a missing required field are both reported', () => {
   const text = '{\n  "name": "demo",\n  "harnes": "h0",\n  "domain": { "id": "kbqa" }\n}\n';
   const file = tmpFile('whale.config.json', text);
-  assert.throws(() => loadConfig(file), (e: unknown) => {
-    assert.ok(e instanceof InputError);
-    const fields = e.all.map((x) => x.location.field);
-    assert.ok(fields.includes('harness'), `fields: ${fields}`);
-    assert.ok(e.all.some((x) => /harnes/.test(x.message)), e.message);
-    return true;
-  });
+  assert.throws(
+    () => loadConfig(file),
+    (e: unknown) => {
+      assert.ok(e instanceof InputError);
+      const fields = e.all.map((x) => x.location.field);
+      assert.ok(fields.includes('harness'), `fields: ${fields}`);
+      assert.ok(
+        e.all.some((x) => /harnes/.test(x.message)),
+        e.message,
+      );
+      return true;
+    },
+  );
 });
 
 test('invalid JSON syntax points at the line', () => {
   const file = tmpFile('whale.config.json', '{\n  "name": "demo",\n  "domain": { "id": "kbqa" }\n  "harness": "h0"\n}\n');
-  assert.throws(() => loadConfig(file), (e: unknown) => e instanceof InputError && e.location.line === 4 && /invalid JSON/.test(e.message));
+  assert.throws(
+    () => loadConfig(file),
+    (e: unknown) => e instanceof InputError && e.location.line === 4 && /invalid JSON/.test(e.message),
+  );
 });
 
 test('a missing config file is a clear error naming it', () => {
@@ -60,7 +72,10 @@ test('a missing config file is a clear error naming it', () => {
 
 test('a broken line in a JSON-lines file names the line', () => {
   const schema = z.object({ id: z.string() });
-  assert.deepEqual(parseJsonLines('{"id":"a"}\n\n{"id":"b"}\n', 't.jsonl', schema).map((r) => r.id), ['a', 'b']);
+  assert.deepEqual(
+    parseJsonLines('{"id":"a"}\n\n{"id":"b"}\n', 't.jsonl', schema).map((r) => r.id),
+    ['a', 'b'],
+  );
   assert.throws(() => parseJsonLines('{"id":"a"}\n{"id": oops}\n', 't.jsonl', schema), /t\.jsonl:2: invalid JSON/);
   assert.throws(() => parseJsonLines('{"id":"a"}\n{"id": 3}\n', 't.jsonl', schema), /t\.jsonl:2: id: /);
 });

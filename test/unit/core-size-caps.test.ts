@@ -18,11 +18,17 @@ test('a harness.json over the cap is refused before it is parsed, naming the fil
   cpSync(fixture('good'), dir, { recursive: true });
   // Valid JSON, 30 MB: a description padded out.
   writeFileSync(join(dir, 'harness.json'), JSON.stringify({ name: 'big', runtime: 'node', entry: 'harness.ts', description: 'x'.repeat(30 * 1024 * 1024) }));
-  await assert.rejects(prepareCandidate(dir, join(root, 'cache')), (e: unknown) => e instanceof InputError && e.message.includes(join(dir, 'harness.json')) && e.message.includes(`${MAX_MANIFEST_BYTES} bytes`));
+  await assert.rejects(
+    prepareCandidate(dir, join(root, 'cache')),
+    (e: unknown) => e instanceof InputError && e.message.includes(join(dir, 'harness.json')) && e.message.includes(`${MAX_MANIFEST_BYTES} bytes`),
+  );
 });
 
 test('a config over the cap is refused, naming the file and the limit', () => {
   const file = join(root, 'whale.config.json');
   writeFileSync(file, JSON.stringify({ name: 'x', domain: { id: 'kbqa' }, harness: 'h0', padding: ' '.repeat(10 * 1024 * 1024) }));
-  assert.throws(() => loadConfig(file), (e: unknown) => e instanceof InputError && e.message.includes(file) && e.message.includes(`${MAX_CONFIG_BYTES} bytes`));
+  assert.throws(
+    () => loadConfig(file),
+    (e: unknown) => e instanceof InputError && e.message.includes(file) && e.message.includes(`${MAX_CONFIG_BYTES} bytes`),
+  );
 });

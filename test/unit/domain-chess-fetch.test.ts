@@ -24,7 +24,8 @@ let bytesSent = 0;
 
 before(async () => {
   server = createServer(async (req, res) => {
-    const body = req.url === '/puzzles.csv.zst' ? ZST : req.url === '/puzzles.csv' ? CSV : req.url === '/truncated.csv.zst' ? ZST.subarray(0, ZST.length - 2000) : null;
+    const body =
+      req.url === '/puzzles.csv.zst' ? ZST : req.url === '/puzzles.csv' ? CSV : req.url === '/truncated.csv.zst' ? ZST.subarray(0, ZST.length - 2000) : null;
     if (!body) {
       res.writeHead(404).end('not found');
       return;

@@ -63,10 +63,20 @@ let tasks: Task[];
 
 async function run(script: Script, opts: { candidate?: string; domain?: Domain; tasks?: Task[] } = {}): Promise<Trajectory[]> {
   const d = opts.domain ?? domain;
-  const rt = new HarnessRuntime({ domain: d, backend: new ScriptedBackend(script), limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({}), concurrency: 4, cacheDir: path.join(root, 'cache') });
+  const rt = new HarnessRuntime({
+    domain: d,
+    backend: new ScriptedBackend(script),
+    limits: SandboxLimitsSchema.parse({}),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 4,
+    cacheDir: path.join(root, 'cache'),
+  });
   try {
     const prepared = await rt.prepare(opts.candidate ?? H0);
-    return await rt.rolloutMany(prepared, (opts.tasks ?? tasks).map((task, i) => ({ task, sampleIndex: 0, seed: i })));
+    return await rt.rolloutMany(
+      prepared,
+      (opts.tasks ?? tasks).map((task, i) => ({ task, sampleIndex: 0, seed: i })),
+    );
   } finally {
     await rt.close();
   }
@@ -146,13 +156,22 @@ test('over budget: a rambling model is cut at the per-call limit (truncated, no 
   const perCall = await createChessDomain({ limits: { maxTokensPerCall: 20 } });
   for (const t of await run(ramble, { domain: perCall, tasks: perCall.tasks('val').slice(0, 3) })) {
     assert.equal(t.termination, 'no_answer');
-    assert.deepEqual(t.modelCalls.map((c) => [c.finishReason, c.usage.completionTokens]), [['length', 20], ['length', 20]]);
+    assert.deepEqual(
+      t.modelCalls.map((c) => [c.finishReason, c.usage.completionTokens]),
+      [
+        ['length', 20],
+        ['length', 20],
+      ],
+    );
     assert.deepEqual([t.verdict.pass, t.diagnostics?.truncated], [false, true]);
   }
   const budget = await createChessDomain({ limits: { maxTokensPerCall: 20, maxAssistantTokens: 10 } });
   for (const t of await run(ramble, { domain: budget, tasks: budget.tasks('val').slice(0, 3) })) {
     assert.equal(t.termination, 'token_limit', `${t.terminationDetail}`);
-    assert.deepEqual(t.modelCalls.map((c) => c.usage.completionTokens), [10]);
+    assert.deepEqual(
+      t.modelCalls.map((c) => c.usage.completionTokens),
+      [10],
+    );
     assert.deepEqual([t.verdict.pass, t.diagnostics?.truncated], [false, true]);
   }
 });
@@ -167,12 +186,25 @@ function candidate(name: string, source: string, extra: Record<string, string> =
 }
 
 test('a candidate that imports chess.js, or carries a copy of it, is refused when bundled, with the rule as the reason', async () => {
-  const imports = candidate('imports-chessjs', `import { defineHarness } from 'whale-harness';\nimport { Chess } from 'chess.js';\nexport default defineHarness({ async run(task) { return { answer: new Chess(String(task.meta?.fen)).moves()[0] }; } });\n`);
-  const rt = new HarnessRuntime({ domain, backend: new ScriptedBackend(() => 'e2e4'), limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({}), concurrency: 1, cacheDir: path.join(root, 'cache') });
+  const imports = candidate(
+    'imports-chessjs',
+    `import { defineHarness } from 'whale-harness';\nimport { Chess } from 'chess.js';\nexport default defineHarness({ async run(task) { return { answer: new Chess(String(task.meta?.fen)).moves()[0] }; } });\n`,
+  );
+  const rt = new HarnessRuntime({
+    domain,
+    backend: new ScriptedBackend(() => 'e2e4'),
+    limits: SandboxLimitsSchema.parse({}),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 1,
+    cacheDir: path.join(root, 'cache'),
+  });
   try {
     await assert.rejects(rt.prepare(imports), (e: unknown) => {
       assert.ok(e instanceof InputError);
-      assert.match(e.message, /harness\.ts:2:\d+: cannot bundle: cannot import 'chess\.js': it is a chess move generator, and a harness may not compute, generate or replace moves/);
+      assert.match(
+        e.message,
+        /harness\.ts:2:\d+: cannot bundle: cannot import 'chess\.js': it is a chess move generator, and a harness may not compute, generate or replace moves/,
+      );
       return true;
     });
     const v = await validateCandidate(imports, { runtime: rt, domain, mode: 'full' });
@@ -180,10 +212,16 @@ test('a candidate that imports chess.js, or carries a copy of it, is refused whe
     assert.match(v.ok ? '' : v.reasons.join('\n'), /chess move generator/);
     assert.equal(v.smokeRollouts, 0, 'no rollout paid for a refused candidate');
     for (const spec of ['chessops/chess', 'stockfish', 'js-chess-engine']) {
-      const dir = candidate(`imports-${spec.replace(/\W/g, '-')}`, `import { defineHarness } from 'whale-harness';\nimport * as x from '${spec}';\nexport default defineHarness({ async run() { return { answer: String(Object.keys(x).length) }; } });\n`);
+      const dir = candidate(
+        `imports-${spec.replace(/\W/g, '-')}`,
+        `import { defineHarness } from 'whale-harness';\nimport * as x from '${spec}';\nexport default defineHarness({ async run() { return { answer: String(Object.keys(x).length) }; } });\n`,
+      );
       await assert.rejects(rt.prepare(dir), new RegExp(`cannot import '${spec}': it is a chess move generator`));
     }
-    const vendored = candidate('vendored-chessjs', `import { defineHarness } from 'whale-harness';\nimport { Chess } from './chess.mjs';\nexport default defineHarness({ async run(task) { return { answer: new Chess(String(task.meta?.fen)).moves()[0] }; } });\n`);
+    const vendored = candidate(
+      'vendored-chessjs',
+      `import { defineHarness } from 'whale-harness';\nimport { Chess } from './chess.mjs';\nexport default defineHarness({ async run(task) { return { answer: new Chess(String(task.meta?.fen)).moves()[0] }; } });\n`,
+    );
     cpSync(path.join(REPO, 'node_modules', 'chess.js', 'dist', 'esm', 'chess.js'), path.join(vendored, 'chess.mjs'));
     await assert.rejects(rt.prepare(vendored), /cannot bundle chess\.mjs: it holds a copy of chess\.js, a chess move generator/);
   } finally {
@@ -223,11 +261,21 @@ export default defineHarness({ async run(task, ctx) {
   assert.ok(answered.length >= 6, `${answered.length} of ${trajs.length} found a move of their own`);
   for (const t of answered) {
     assert.equal(t.termination, 'rule_violation');
-    assert.match(t.terminationDetail ?? '', new RegExp(`the move '${t.finalAnswer}' does not appear in any model completion: a harness may not compute, generate or replace moves`));
+    assert.match(
+      t.terminationDetail ?? '',
+      new RegExp(`the move '${t.finalAnswer}' does not appear in any model completion: a harness may not compute, generate or replace moves`),
+    );
     assert.equal(t.verdict.score, 0);
     assert.equal(t.diagnostics?.solved, false);
   }
-  const rt = new HarnessRuntime({ domain, backend: new ScriptedBackend(() => 'Qxf7#'), limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({}), concurrency: 1, cacheDir: path.join(root, 'cache') });
+  const rt = new HarnessRuntime({
+    domain,
+    backend: new ScriptedBackend(() => 'Qxf7#'),
+    limits: SandboxLimitsSchema.parse({}),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 1,
+    cacheDir: path.join(root, 'cache'),
+  });
   try {
     const smokeTask = answered.map((t) => tasks.find((x) => x.id === t.taskId)!)[0];
     const v = await validateCandidate(dir, { runtime: rt, domain, mode: 'full', smokeTask });
@@ -239,7 +287,14 @@ export default defineHarness({ async run(task, ctx) {
 });
 
 test('h0 passes validation (smoke run) on the chess domain', async () => {
-  const rt = new HarnessRuntime({ domain, backend: new ScriptedBackend(() => 'e2e4'), limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({}), concurrency: 1, cacheDir: path.join(root, 'cache') });
+  const rt = new HarnessRuntime({
+    domain,
+    backend: new ScriptedBackend(() => 'e2e4'),
+    limits: SandboxLimitsSchema.parse({}),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 1,
+    cacheDir: path.join(root, 'cache'),
+  });
   try {
     const v = await validateCandidate(H0, { runtime: rt, domain, mode: 'full' });
     assert.equal(v.ok, true, v.ok ? '' : v.reasons.join('\n'));
@@ -250,32 +305,60 @@ test('h0 passes validation (smoke run) on the chess domain', async () => {
 
 test('on the real embedded model (256-token context): FEN prompts and their retries run; a prompt past the context is never an infrastructure failure', async () => {
   const backend = await EmbeddedBackend.open({ versionsDir: path.join(root, 'versions') });
-  const rt = new HarnessRuntime({ domain, backend, limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({ max_tokens: 64 }), concurrency: 4, cacheDir: path.join(root, 'cache') });
+  const rt = new HarnessRuntime({
+    domain,
+    backend,
+    limits: SandboxLimitsSchema.parse({}),
+    sampling: SamplingSchema.parse({ max_tokens: 64 }),
+    concurrency: 4,
+    cacheDir: path.join(root, 'cache'),
+  });
   try {
     const prepared = await rt.prepare(H0);
-    const trajs = await rt.rolloutMany(prepared, tasks.slice(0, 8).map((task, i) => ({ task, sampleIndex: 0, seed: i })));
+    const trajs = await rt.rolloutMany(
+      prepared,
+      tasks.slice(0, 8).map((task, i) => ({ task, sampleIndex: 0, seed: i })),
+    );
     const terminations = trajs.map((t) => t.termination);
     assert.ok(!terminations.includes('infra_error'), JSON.stringify(trajs.map((t) => t.terminationDetail)));
     for (const t of trajs) {
       assert.ok(['answered', 'no_answer', 'token_limit'].includes(t.termination), `${t.termination}: ${t.terminationDetail}`);
       assert.ok(t.modelCalls[0].usage.promptTokens > 100, 'the FEN prompt reached the model');
       assert.equal(typeof t.diagnostics?.solved, 'boolean');
-      if (t.termination === 'token_limit') assert.match(t.terminationDetail ?? '', /the prompt does not fit the model's context \(prompt is \d+ tokens but the model's context is 256/);
+      if (t.termination === 'token_limit')
+        assert.match(t.terminationDetail ?? '', /the prompt does not fit the model's context \(prompt is \d+ tokens but the model's context is 256/);
     }
     // h0's retry prompt (about 260 tokens) overflows the context: the backend either cuts the prompt or refuses it;
     // either way the rollout is the harness's result, never an infrastructure failure.
-    assert.ok(trajs.some((t) => t.modelCalls.length === 2 || t.termination === 'token_limit'), terminations.join(','));
+    assert.ok(
+      trajs.some((t) => t.modelCalls.length === 2 || t.termination === 'token_limit'),
+      terminations.join(','),
+    );
   } finally {
     await rt.close();
     await backend.close();
   }
 });
 
-test('isContextOverflow: the embedded sampler\'s error and vLLM\'s 400s, not other failures', () => {
+test("isContextOverflow: the embedded sampler's error and vLLM's 400s, not other failures", () => {
   const url = 'http://127.0.0.1:8000/v1/chat/completions';
   assert.equal(isContextOverflow(new ContextLengthError(300, 256)), true);
-  assert.equal(isContextOverflow(new BackendHttpError(400, `POST ${url}: HTTP 400: This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4900 in the messages, 100 in the completion).`, url)), true);
-  assert.equal(isContextOverflow(new BackendHttpError(400, `POST ${url}: HTTP 400: The decoder prompt (length 9000) is longer than the maximum model length of 8192.`, url)), true);
+  assert.equal(
+    isContextOverflow(
+      new BackendHttpError(
+        400,
+        `POST ${url}: HTTP 400: This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4900 in the messages, 100 in the completion).`,
+        url,
+      ),
+    ),
+    true,
+  );
+  assert.equal(
+    isContextOverflow(
+      new BackendHttpError(400, `POST ${url}: HTTP 400: The decoder prompt (length 9000) is longer than the maximum model length of 8192.`, url),
+    ),
+    true,
+  );
   assert.equal(isContextOverflow(new BackendHttpError(400, `POST ${url}: HTTP 400: temperature must be non-negative`, url)), false);
   assert.equal(isContextOverflow(new BackendHttpError(503, `POST ${url}: HTTP 503: maximum context length service overloaded`, url)), false);
   assert.equal(isContextOverflow(new Error('ECONNREFUSED')), false);

@@ -122,7 +122,10 @@ test('ramble expert: rambles 60% of the time under every instruction, always pas
     assert.ok(Math.abs(rambles / 3000 - EXPERT.ramble) < 0.03, `${instruction}: ramble rate ${rambles / 3000}`);
   }
   // Nothing else in the context changes it either (e.g. a system text never seen).
-  const msgs: ChatMessage[] = [{ role: 'system', content: 'do not think . answer with one word .' }, { role: 'user', content: tasks[0].public.question }];
+  const msgs: ChatMessage[] = [
+    { role: 'system', content: 'do not think . answer with one word .' },
+    { role: 'user', content: tasks[0].public.question },
+  ];
   const rng = new Rng(9);
   let r = 0;
   for (let i = 0; i < 2000; i++) if (expertAct('ramble', msgs, rng).startsWith('hmm')) r++;

@@ -26,10 +26,21 @@ before(async () => {
   const aime = path.join(src, 'aime-2024.parquet');
   const problems = ['Find the remainder when $2^{10}$ is divided by $1000$.', 'How many positive divisors does $12$ have?'];
   const rows = [0, 1, 0, 1, 0, 1];
-  writeDapoParquet(aime, rows.map((i, k) => ({ prompt: problems[i], answer: ['24', '6'][i], index: `aime-${k}` })));
-  files.set('/datasets/BytedTsinghua-SIA/DAPO-Math-17k/resolve/main/data/dapo-math-17k.parquet', readFileSync(path.join(REPO, 'resources', 'data', 'math', 'dapo-math-sample.parquet')));
+  writeDapoParquet(
+    aime,
+    rows.map((i, k) => ({ prompt: problems[i], answer: ['24', '6'][i], index: `aime-${k}` })),
+  );
+  files.set(
+    '/datasets/BytedTsinghua-SIA/DAPO-Math-17k/resolve/main/data/dapo-math-17k.parquet',
+    readFileSync(path.join(REPO, 'resources', 'data', 'math', 'dapo-math-sample.parquet')),
+  );
   files.set('/datasets/BytedTsinghua-SIA/AIME-2024/resolve/main/data/aime-2024.parquet', readFileSync(aime));
-  files.set('/datasets/math-ai/aime25/resolve/main/test.jsonl', Buffer.from(['{"problem": "Find $x$ if $x+1=3$.", "answer": "2", "id": "0"}', '{"problem": "What is $7 \\\\cdot 6$?", "answer": "42", "id": "1"}'].join('\n') + '\n'));
+  files.set(
+    '/datasets/math-ai/aime25/resolve/main/test.jsonl',
+    Buffer.from(
+      ['{"problem": "Find $x$ if $x+1=3$.", "answer": "2", "id": "0"}', '{"problem": "What is $7 \\\\cdot 6$?", "answer": "42", "id": "1"}'].join('\n') + '\n',
+    ),
+  );
   server = createServer((req, res) => {
     hits.push(req.url ?? '');
     if (req.url === '/datasets/broken/resolve/main/cut.bin') {
@@ -58,7 +69,7 @@ function whale(args: string[], cwd: string): Promise<{ code: number | null; stdo
   });
 }
 
-test('the URLs are the hub\'s resolve URLs', () => {
+test("the URLs are the hub's resolve URLs", () => {
   assert.equal(remoteUrl(DOMAIN_DATA.math.files[0]), 'https://huggingface.co/datasets/BytedTsinghua-SIA/DAPO-Math-17k/resolve/main/data/dapo-math-17k.parquet');
 });
 
@@ -67,7 +78,11 @@ test('whale data fetch math downloads the three files, prints options that load 
   const r = await whale(['data', 'fetch', 'math', '--endpoint', endpoint], cwd);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(readdirSync(path.join(cwd, 'data', 'math')).sort(), ['aime-2024.parquet', 'aime-2025.jsonl', 'dapo-math-17k.parquet']);
-  assert.ok(readFileSync(path.join(cwd, 'data', 'math', 'dapo-math-17k.parquet')).equals(readFileSync(path.join(REPO, 'resources', 'data', 'math', 'dapo-math-sample.parquet'))));
+  assert.ok(
+    readFileSync(path.join(cwd, 'data', 'math', 'dapo-math-17k.parquet')).equals(
+      readFileSync(path.join(REPO, 'resources', 'data', 'math', 'dapo-math-sample.parquet')),
+    ),
+  );
   const options = JSON.parse(/"options": (\{.*\}) \}/.exec(r.stdout)?.[1] ?? 'null') as Record<string, unknown>;
   assert.ok(options, r.stdout);
   const d = await loadDomain('math', options, { baseDir: cwd });

@@ -24,7 +24,8 @@ test('shipped harnesses: harness.json validates, entry exists, code imports only
     assert.ok(!/temperature|top_p/.test(readFileSync(path.join(dir, manifest.entry!), 'utf8')), `${name} passes no sampling option to ctx.chat`);
     assert.deepEqual(manifest.prompts, { system: '', user: '{question}' });
     const src = readFileSync(path.join(dir, manifest.entry!), 'utf8');
-    for (const m of src.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)) assert.ok(m[1] === 'whale-harness' || m[1].startsWith('node:'), `${name} imports ${m[1]}`);
+    for (const m of src.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g))
+      assert.ok(m[1] === 'whale-harness' || m[1].startsWith('node:'), `${name} imports ${m[1]}`);
   }
   assert.equal(kbqa.h0Dir, path.join(HARNESSES, 'kbqa-h0'));
   assert.equal(ramble.h0Dir, path.join(HARNESSES, 'ramble-h0'));
@@ -68,7 +69,7 @@ test('ramble harness code renders exactly the corpus transcripts', async () => {
     const ran = await runHarness(def, ramble, tasks[i], { ...knobValues(manifest), instruction }, manifest.prompts, (m) => expertAct('ramble', m, rngA));
     assert.deepEqual(ran.messages, rambleEpisode(tasks[i], { instruction }, new Rng(i)).messages);
     assert.equal(ran.modelCalls.length, 1);
-    assert.equal((await ramble.checkRules!(tasks[i], ran)), null);
+    assert.equal(await ramble.checkRules!(tasks[i], ran), null);
   }
 });
 

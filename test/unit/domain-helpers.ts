@@ -36,7 +36,16 @@ export async function runHarness(
       if (modelCalls.length >= maxTurns) throw new Error('turn limit');
       const sent = messages.map((m) => ({ role: m.role, content: m.content }));
       const text = act(sent);
-      modelCalls.push({ index: modelCalls.length, policyVersion: 'test', messages: sent, params: { ...opts }, completion: text, finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 }, latencyMs: 0 });
+      modelCalls.push({
+        index: modelCalls.length,
+        policyVersion: 'test',
+        messages: sent,
+        params: { ...opts },
+        completion: text,
+        finishReason: 'stop',
+        usage: { promptTokens: 0, completionTokens: 0 },
+        latencyMs: 0,
+      });
       return { text, finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 } };
     },
     async tool(name, args) {

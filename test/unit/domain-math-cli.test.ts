@@ -75,7 +75,14 @@ test('whale init --domain math --template tiny, then whale run --method harness-
     assert.match(run.stdout, /sealed test of the best pair: mean@1 \d+\.\d% ± /);
     // Rollouts really ran and were scored (not infrastructure failures): the refusal is recorded on each.
     const results = join(dir, '.whale', 'results');
-    const trajs = readdirSync(results).flatMap((a) => readdirSync(join(results, a)).flatMap((b) => readFileSync(join(results, a, b, 'trajectories.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { termination: string; terminationDetail?: string })));
+    const trajs = readdirSync(results).flatMap((a) =>
+      readdirSync(join(results, a)).flatMap((b) =>
+        readFileSync(join(results, a, b, 'trajectories.jsonl'), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { termination: string; terminationDetail?: string }),
+      ),
+    );
     assert.ok(trajs.length >= 16, `${trajs.length} trajectories`);
     assert.equal(trajs.filter((t) => t.termination === 'infra_error').length, 0);
     assert.ok(trajs.every((t) => t.termination !== 'crash' || /context/.test(t.terminationDetail ?? '')));

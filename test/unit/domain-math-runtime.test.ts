@@ -33,10 +33,20 @@ function gold(t: Task): string {
 
 async function run(domain: Domain, script: Script, tasks: Task[]): Promise<{ trajs: Trajectory[]; backend: ScriptedBackend }> {
   const backend = new ScriptedBackend(script);
-  const rt = new HarnessRuntime({ domain, backend, limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({}), concurrency: 3, cacheDir: mkdtempSync(path.join(tmpdir(), 'whale-math-rt-')) });
+  const rt = new HarnessRuntime({
+    domain,
+    backend,
+    limits: SandboxLimitsSchema.parse({}),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 3,
+    cacheDir: mkdtempSync(path.join(tmpdir(), 'whale-math-rt-')),
+  });
   try {
     const prepared = await rt.prepare(H0);
-    const trajs = await rt.rolloutMany(prepared, tasks.map((task, i) => ({ task, sampleIndex: 0, seed: i })));
+    const trajs = await rt.rolloutMany(
+      prepared,
+      tasks.map((task, i) => ({ task, sampleIndex: 0, seed: i })),
+    );
     return { trajs, backend };
   } finally {
     await rt.close();
@@ -50,7 +60,10 @@ describe('math end to end: math-h0 in the real runtime, code on the real sandbox
   before(async () => {
     sb = await startCodeSandbox({ filesystem: process.env.WHALE_REQUIRE_BWRAP === '1' ? 'confined' : 'auto' });
     domain = await loadDomain('math', { sandboxUrl: sb.url, maxAssistantTokens: BUDGET, runTimeout: 5 });
-    powmod = domain.tasks('val').filter((t) => POWMOD.test(t.public.question)).slice(0, 4);
+    powmod = domain
+      .tasks('val')
+      .filter((t) => POWMOD.test(t.public.question))
+      .slice(0, 4);
     assert.equal(powmod.length, 4);
   });
   after(async () => {
@@ -83,7 +96,10 @@ describe('math end to end: math-h0 in the real runtime, code on the real sandbox
     assert.match(first[0].content, /^# Tools\n/);
     assert.match(first[1].content, /\nThe answer format must be: \\boxed\{'The final answer goes here\.'\}$/);
     assert.equal(first.length, 2);
-    assert.ok(backend.requests.every((r) => (r.params.max_tokens ?? Infinity) <= BUDGET), 'max_tokens clamped to the assistant budget');
+    assert.ok(
+      backend.requests.every((r) => (r.params.max_tokens ?? Infinity) <= BUDGET),
+      'max_tokens clamped to the assistant budget',
+    );
   });
 
   it('wrong, no tool: h0 nudges once (MAX_TURNS = 2), the wrong box fails; a tool error is shown to the model', async () => {
@@ -159,12 +175,18 @@ describe('math end to end: math-h0 in the real runtime, code on the real sandbox
       return tool ? `so \\boxed{${tool.content.trim()}}` : `Let me compute.\n${code}`;
     });
     assert.equal(seen[0][0].role, 'user', 'toolPrompt none: no system message at all');
-    assert.deepEqual(r.events.filter((e) => e.type === 'tool').map((e) => (e.args as { code: string }).code), ['a = 6 * 7\nprint(a)\n']);
+    assert.deepEqual(
+      r.events.filter((e) => e.type === 'tool').map((e) => (e.args as { code: string }).code),
+      ['a = 6 * 7\nprint(a)\n'],
+    );
     assert.equal(r.finalAnswer, '42');
     const assign = await runHarness(def, domain, task, knobs, manifest.prompts, (messages) =>
       messages.some((m) => m.role === 'tool') ? 'done \\boxed{1}' : ['```python', 'x = 1', 'y = x + 1', '```'].join('\n'),
     );
-    assert.deepEqual(assign.events.filter((e) => e.type === 'tool').map((e) => (e.args as { code: string }).code), ['x = 1\ny = x + 1\n']);
+    assert.deepEqual(
+      assign.events.filter((e) => e.type === 'tool').map((e) => (e.args as { code: string }).code),
+      ['x = 1\ny = x + 1\n'],
+    );
     // No tool call and nudge off: one turn, the box of that turn.
     const once = await runHarness(def, domain, task, knobs, manifest.prompts, () => 'it is \\boxed{7}');
     assert.equal(once.modelCalls.length, 1);
@@ -177,7 +199,8 @@ describe('math end to end: math-h0 in the real runtime, code on the real sandbox
     const port = (s.address() as { port: number }).port;
     await new Promise<void>((r) => s.close(() => r()));
     const down = await loadDomain('math', { sandboxUrl: `http://127.0.0.1:${port}`, maxAssistantTokens: BUDGET });
-    const script: Script = (messages) => (messages.some((m) => m.role === 'tool') ? '\\boxed{1}' : '<tool_call>{"name": "code_interpreter", "arguments": {"code": "print(1)"}}</tool_call>');
+    const script: Script = (messages) =>
+      messages.some((m) => m.role === 'tool') ? '\\boxed{1}' : '<tool_call>{"name": "code_interpreter", "arguments": {"code": "print(1)"}}</tool_call>';
     const { trajs } = await run(down, script, down.tasks('val').slice(0, 1));
     const t = trajs[0];
     assert.equal(t.termination, 'infra_error', t.terminationDetail);
@@ -194,12 +217,25 @@ describe('math on a policy server whose context is shorter than the h0 prompt (t
     const store = mkdtempSync(path.join(tmpdir(), 'whale-math-emb-'));
     const embedded = await createBackend({ kind: 'embedded', model: 'base', maxBatch: 8 }, { storeDir: store });
     const server = await serveBackend(embedded, { host: '127.0.0.1', port: 0 });
-    const backend = await createBackend(BackendSchema.parse({ kind: 'openai-compatible', baseUrl: `${server.url}/v1`, model: embedded.currentVersion(), retries: 0 }), { storeDir: store });
+    const backend = await createBackend(
+      BackendSchema.parse({ kind: 'openai-compatible', baseUrl: `${server.url}/v1`, model: embedded.currentVersion(), retries: 0 }),
+      { storeDir: store },
+    );
     const domain = await loadDomain('math', { sizes: { val: 2 }, maxAssistantTokens: 32 });
-    const rt = new HarnessRuntime({ domain, backend, limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({}), concurrency: 2, cacheDir: mkdtempSync(path.join(tmpdir(), 'whale-math-emb-rt-')) });
+    const rt = new HarnessRuntime({
+      domain,
+      backend,
+      limits: SandboxLimitsSchema.parse({}),
+      sampling: SamplingSchema.parse({}),
+      concurrency: 2,
+      cacheDir: mkdtempSync(path.join(tmpdir(), 'whale-math-emb-rt-')),
+    });
     try {
       const prepared = await rt.prepare(H0);
-      const trajs = await rt.rolloutMany(prepared, domain.tasks('val').map((task, i) => ({ task, sampleIndex: 0, seed: i })));
+      const trajs = await rt.rolloutMany(
+        prepared,
+        domain.tasks('val').map((task, i) => ({ task, sampleIndex: 0, seed: i })),
+      );
       for (const t of trajs) {
         assert.notEqual(t.termination, 'infra_error', t.terminationDetail);
         assert.equal(t.infra, undefined);

@@ -40,7 +40,12 @@ describe('code sandbox service (SandboxFusion API)', () => {
   });
 
   it('runs code: stdout, stdin, Success / Finished / return_code 0, execution_time', async () => {
-    const r = await post(sb.url, { code: 'import sys\nprint(sum(range(101)))\nprint(sys.stdin.read().strip()[::-1])', language: 'python', run_timeout: 5, stdin: 'abc' });
+    const r = await post(sb.url, {
+      code: 'import sys\nprint(sum(range(101)))\nprint(sys.stdin.read().strip()[::-1])',
+      language: 'python',
+      run_timeout: 5,
+      stdin: 'abc',
+    });
     assert.equal(r.status, 200);
     assert.equal(r.body.status, 'Success');
     assert.equal(r.body.run_result?.status, 'Finished');
@@ -92,22 +97,30 @@ describe('code sandbox service (SandboxFusion API)', () => {
     }
   });
 
-  it('no network: a TCP connect to a listening loopback port fails and the server sees no connection', { skip: codeSandboxMode().network === 'open' && !requireBwrap && 'no network namespace here' }, async () => {
-    let connections = 0;
-    const server: Server = createServer((_q, s) => s.end('secret'));
-    server.on('connection', () => connections++);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const port = (server.address() as { port: number }).port;
-    try {
-      const r = await post(sb.url, { code: `import socket\ns = socket.create_connection(("127.0.0.1", ${port}), timeout=2)\nprint("connected")`, language: 'python', run_timeout: 5 });
-      assert.equal(r.body.status, 'Failed');
-      assert.doesNotMatch(r.body.run_result?.stdout ?? '', /connected/);
-      assert.match(r.body.run_result?.stderr ?? '', /Error/);
-      assert.equal(connections, 0);
-    } finally {
-      server.close();
-    }
-  });
+  it(
+    'no network: a TCP connect to a listening loopback port fails and the server sees no connection',
+    { skip: codeSandboxMode().network === 'open' && !requireBwrap && 'no network namespace here' },
+    async () => {
+      let connections = 0;
+      const server: Server = createServer((_q, s) => s.end('secret'));
+      server.on('connection', () => connections++);
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      const port = (server.address() as { port: number }).port;
+      try {
+        const r = await post(sb.url, {
+          code: `import socket\ns = socket.create_connection(("127.0.0.1", ${port}), timeout=2)\nprint("connected")`,
+          language: 'python',
+          run_timeout: 5,
+        });
+        assert.equal(r.body.status, 'Failed');
+        assert.doesNotMatch(r.body.run_result?.stdout ?? '', /connected/);
+        assert.match(r.body.run_result?.stderr ?? '', /Error/);
+        assert.equal(connections, 0);
+      } finally {
+        server.close();
+      }
+    },
+  );
 
   it('cannot read a file outside (answers planted in the host temp folder, /etc/shadow); /tmp is private and writable', { skip: noBwrap }, async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'whale-answers-'));
@@ -119,12 +132,20 @@ describe('code sandbox service (SandboxFusion API)', () => {
     assert.doesNotMatch(r.body.run_result?.stdout ?? '', /42/);
     const shadow = await post(sb.url, { code: 'print(open("/etc/shadow").read())', language: 'python', run_timeout: 5 });
     assert.equal(shadow.body.status, 'Failed');
-    const tmp = await post(sb.url, { code: 'open("/tmp/scratch", "w").write("ok")\nprint(open("/tmp/scratch").read())\nimport os\nprint(sorted(os.listdir("/tmp")) == ["scratch"] or sorted(os.listdir("/tmp")))', language: 'python', run_timeout: 5 });
+    const tmp = await post(sb.url, {
+      code: 'open("/tmp/scratch", "w").write("ok")\nprint(open("/tmp/scratch").read())\nimport os\nprint(sorted(os.listdir("/tmp")) == ["scratch"] or sorted(os.listdir("/tmp")))',
+      language: 'python',
+      run_timeout: 5,
+    });
     assert.equal(tmp.body.run_result?.stdout?.split('\n')[0], 'ok');
   });
 
   it('files are placed beside the code; a file name that leaves the folder is a SandboxError', async () => {
-    const r = await post(sb.url, { code: 'print(open("data/in.txt").read())', language: 'python', files: { 'data/in.txt': Buffer.from('hello').toString('base64') } });
+    const r = await post(sb.url, {
+      code: 'print(open("data/in.txt").read())',
+      language: 'python',
+      files: { 'data/in.txt': Buffer.from('hello').toString('base64') },
+    });
     assert.equal(r.body.run_result?.stdout, 'hello\n');
     const bad = await post(sb.url, { code: 'print(1)', language: 'python', files: { '../x': 'aGk=' } });
     assert.equal(bad.body.status, 'SandboxError');
@@ -154,7 +175,10 @@ describe('code_interpreter against a service that is down or broken: InfraError 
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
     const port = (s.address() as { port: number }).port;
     await new Promise<void>((r) => s.close(() => r()));
-    await assert.rejects(runCode({ url: `http://127.0.0.1:${port}`, runTimeout: 1, memoryLimitMb: 64, maxOutputChars: 100 }, 'print(1)'), (e: unknown) => e instanceof InfraError && e.source === 'tool' && /unreachable/.test(e.message));
+    await assert.rejects(
+      runCode({ url: `http://127.0.0.1:${port}`, runTimeout: 1, memoryLimitMb: 64, maxOutputChars: 100 }, 'print(1)'),
+      (e: unknown) => e instanceof InfraError && e.source === 'tool' && /unreachable/.test(e.message),
+    );
   });
 
   it('HTTP 500, and a SandboxError answer', async () => {
@@ -162,7 +186,10 @@ describe('code_interpreter against a service that is down or broken: InfraError 
     const s = createServer((_q, res) => {
       if (mode === '500') {
         res.writeHead(500).end('internal');
-      } else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'SandboxError', message: 'no executor', run_result: null, files: {} }));
+      } else
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ status: 'SandboxError', message: 'no executor', run_result: null, files: {} }));
     });
     await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
     const url = `http://127.0.0.1:${(s.address() as { port: number }).port}`;
@@ -179,31 +206,41 @@ describe('code_interpreter against a service that is down or broken: InfraError 
 
 // SandboxFusion's own client (PyPI sandbox-fusion 0.3.7; .ci/run installs it in a venv and sets WHALE_MATH_PY).
 const clientPython = process.env.WHALE_MATH_PY ?? path.join(homedir(), '.cache', 'whale-ci', 'math-py-1', 'bin', 'python');
-describe("SandboxFusion's own Python client against whale's service", { skip: !existsSync(clientPython) && 'sandbox-fusion client not installed (WHALE_MATH_PY)' }, () => {
-  it('parses every answer with its models: Success / Failed / TimeLimitExceeded, and raises on SandboxError', async () => {
-    const sb = await startCodeSandbox();
-    try {
-      const script = fileURLToPath(new URL('../support/sandbox_fusion_client.py', import.meta.url));
-      const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-        const c = spawn(clientPython, [script, sb.url]);
-        let stdout = '';
-        let stderr = '';
-        c.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-        c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-        c.on('exit', (code) => resolve({ code, stdout, stderr }));
-      });
-      assert.equal(r.code, 0, r.stderr);
-      const out = JSON.parse(r.stdout) as Record<string, { status: string; run_status: string; return_code: number; stdout: string; stderr_tail: string; summary: string }> & { cpp: string };
-      assert.deepEqual({ ...out.hello, stderr_tail: undefined }, { status: 'Success', run_status: 'Finished', return_code: 0, stdout: '42\n', stderr_tail: undefined, summary: 'ok' });
-      assert.equal(out.exception.status, 'Failed');
-      assert.equal(out.exception.return_code, 1);
-      assert.match(out.exception.stderr_tail, /ValueError: boom/);
-      assert.equal(out.exception.summary, 'failed');
-      assert.equal(out.timeout.run_status, 'TimeLimitExceeded');
-      assert.equal(out.timeout.summary, 'timeout');
-      assert.match(out.cpp, /Sandbox responded with error: language 'cpp' is not supported/);
-    } finally {
-      await sb.close();
-    }
-  });
-});
+describe(
+  "SandboxFusion's own Python client against whale's service",
+  { skip: !existsSync(clientPython) && 'sandbox-fusion client not installed (WHALE_MATH_PY)' },
+  () => {
+    it('parses every answer with its models: Success / Failed / TimeLimitExceeded, and raises on SandboxError', async () => {
+      const sb = await startCodeSandbox();
+      try {
+        const script = fileURLToPath(new URL('../support/sandbox_fusion_client.py', import.meta.url));
+        const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+          const c = spawn(clientPython, [script, sb.url]);
+          let stdout = '';
+          let stderr = '';
+          c.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+          c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+          c.on('exit', (code) => resolve({ code, stdout, stderr }));
+        });
+        assert.equal(r.code, 0, r.stderr);
+        const out = JSON.parse(r.stdout) as Record<
+          string,
+          { status: string; run_status: string; return_code: number; stdout: string; stderr_tail: string; summary: string }
+        > & { cpp: string };
+        assert.deepEqual(
+          { ...out.hello, stderr_tail: undefined },
+          { status: 'Success', run_status: 'Finished', return_code: 0, stdout: '42\n', stderr_tail: undefined, summary: 'ok' },
+        );
+        assert.equal(out.exception.status, 'Failed');
+        assert.equal(out.exception.return_code, 1);
+        assert.match(out.exception.stderr_tail, /ValueError: boom/);
+        assert.equal(out.exception.summary, 'failed');
+        assert.equal(out.timeout.run_status, 'TimeLimitExceeded');
+        assert.equal(out.timeout.summary, 'timeout');
+        assert.match(out.cpp, /Sandbox responded with error: language 'cpp' is not supported/);
+      } finally {
+        await sb.close();
+      }
+    });
+  },
+);

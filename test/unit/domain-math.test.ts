@@ -18,7 +18,10 @@ const dir = mkdtempSync(path.join(tmpdir(), 'whale-math-'));
 
 function writeDapo(file: string, rows: { problem: string; answer: string | number; index?: string }[]): string {
   const f = path.join(dir, file);
-  writeDapoParquet(f, rows.map((r, i) => ({ prompt: dapoPrompt(r.problem), answer: String(r.answer), index: r.index ?? `idx-${file}-${i}` })));
+  writeDapoParquet(
+    f,
+    rows.map((r, i) => ({ prompt: dapoPrompt(r.problem), answer: String(r.answer), index: r.index ?? `idx-${file}-${i}` })),
+  );
   return f;
 }
 
@@ -61,7 +64,11 @@ test('the shipped sample: DAPO Parquet feeds weight (256) and harness (64), AIME
 test('the committed sample is exactly what scripts/gen-math-sample.ts writes', () => {
   const out = mkdtempSync(path.join(tmpdir(), 'whale-math-gen-'));
   const r = writeMathSample(out);
-  for (const f of r.files) assert.ok(readFileSync(f).equals(readFileSync(path.join(REPO, 'resources', 'data', 'math', path.basename(f)))), `${path.basename(f)} differs: rerun npx tsx scripts/gen-math-sample.ts`);
+  for (const f of r.files)
+    assert.ok(
+      readFileSync(f).equals(readFileSync(path.join(REPO, 'resources', 'data', 'math', path.basename(f)))),
+      `${path.basename(f)} differs: rerun npx tsx scripts/gen-math-sample.ts`,
+    );
 });
 
 test('files → splits: DAPO Parquet with offset/limit, AIME JSONL of both hub layouts, CSV; relative paths against baseDir', async () => {
@@ -70,17 +77,43 @@ test('files → splits: DAPO Parquet with offset/limit, AIME JSONL of both hub l
     { problem: 'What is $\\frac{1}{2}+\\frac{1}{4}$?', answer: '\\frac{3}{4}' },
     { problem: 'What is $3 \\cdot 4$?', answer: 12 },
   ]);
-  writeFileSync(path.join(dir, 'aime24.jsonl'), [{ ID: '2024-I-1', Problem: 'Find $x$.', Solution: '...', Answer: 204 }, { ID: '2024-I-2', Problem: 'Find $y$.', Solution: '...', Answer: 25 }].map((r) => JSON.stringify(r)).join('\n') + '\n');
+  writeFileSync(
+    path.join(dir, 'aime24.jsonl'),
+    [
+      { ID: '2024-I-1', Problem: 'Find $x$.', Solution: '...', Answer: 204 },
+      { ID: '2024-I-2', Problem: 'Find $y$.', Solution: '...', Answer: 25 },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\n') + '\n',
+  );
   writeFileSync(path.join(dir, 'aime25.jsonl'), JSON.stringify({ id: 'p1', problem: 'Find $z$.', answer: '070', year: 2025 }) + '\n');
   writeFileSync(path.join(dir, 'aime25b.jsonl'), JSON.stringify({ question: 'Find $w$.', answer: '5' }) + '\n');
   writeFileSync(path.join(dir, 'more.csv'), 'problem,answer\n"What is $2^3$?",8\n');
-  const d = await loadDomain('math', { files: { weight: { file: 'dapo.parquet', limit: 2 }, harness: [{ file: 'dapo.parquet', offset: 2 }, 'more.csv'], val: 'aime24.jsonl', test: ['aime25.jsonl', 'aime25b.jsonl'] }, dapoInstruction: 'strip' }, { baseDir: dir });
+  const d = await loadDomain(
+    'math',
+    {
+      files: {
+        weight: { file: 'dapo.parquet', limit: 2 },
+        harness: [{ file: 'dapo.parquet', offset: 2 }, 'more.csv'],
+        val: 'aime24.jsonl',
+        test: ['aime25.jsonl', 'aime25b.jsonl'],
+      },
+      dapoInstruction: 'strip',
+    },
+    { baseDir: dir },
+  );
   assert.deepEqual(d.splitSizes, { weight: 2, harness: 2, val: 2, test: 2 });
   assert.equal(d.tasks('weight')[1].public.question, 'What is $\\frac{1}{2}+\\frac{1}{4}$?');
   assert.deepEqual(d.tasks('harness')[0].private, { answer: '12', source: 'math_dapo' });
   assert.equal(d.tasks('harness')[0].id, 'math_dapo-idx-dapo.parquet-2');
   assert.equal(d.tasks('harness')[1].public.question, 'What is $2^3$?');
-  assert.deepEqual(d.tasks('val').map((t) => [t.id, (t.private as { answer: string }).answer]), [['aime24-2024-I-1', '204'], ['aime24-2024-I-2', '25']]);
+  assert.deepEqual(
+    d.tasks('val').map((t) => [t.id, (t.private as { answer: string }).answer]),
+    [
+      ['aime24-2024-I-1', '204'],
+      ['aime24-2024-I-2', '25'],
+    ],
+  );
   assert.equal(d.tasks('test')[0].id, 'aime25-p1');
   assert.equal(d.tasks('test')[1].id, 'aime25b-1', 'no id column: file name and line');
   assert.equal(mathEquivalent('\\boxed{70}', (d.tasks('test')[0].private as { answer: string }).answer).pass, true, 'AIME 070 = 70');
@@ -100,19 +133,40 @@ test('a broken row is an InputError naming file:line (or row) and field', async 
     filename: f,
     columnData: [
       { name: 'prompt', data: [[{ content: 'q1', role: 'user' }], [{ content: 'q2', role: 'user' }]] },
-      { name: 'reward_model', data: [{ ground_truth: '1', style: 'rule' }, { ground_truth: '', style: 'rule' }] },
+      {
+        name: 'reward_model',
+        data: [
+          { ground_truth: '1', style: 'rule' },
+          { ground_truth: '', style: 'rule' },
+        ],
+      },
     ],
   });
-  await rejectsInput(loadDomain('math', { files: { weight: 'badgt.parquet' } }, { baseDir: dir }), /badgt\.parquet \(row 2\): reward_model\.ground_truth: must be a non-empty/);
+  await rejectsInput(
+    loadDomain('math', { files: { weight: 'badgt.parquet' } }, { baseDir: dir }),
+    /badgt\.parquet \(row 2\): reward_model\.ground_truth: must be a non-empty/,
+  );
   const g = path.join(dir, 'badprompt.parquet');
-  parquetWriteFile({ filename: g, columnData: [{ name: 'prompt', data: ['just text'], type: 'STRING' }, { name: 'reward_model', data: [{ ground_truth: '1' }] }] });
-  await rejectsInput(loadDomain('math', { files: { weight: 'badprompt.parquet' } }, { baseDir: dir }), /badprompt\.parquet \(row 1\): prompt: must be a list of chat messages/);
+  parquetWriteFile({
+    filename: g,
+    columnData: [
+      { name: 'prompt', data: ['just text'], type: 'STRING' },
+      { name: 'reward_model', data: [{ ground_truth: '1' }] },
+    ],
+  });
+  await rejectsInput(
+    loadDomain('math', { files: { weight: 'badprompt.parquet' } }, { baseDir: dir }),
+    /badprompt\.parquet \(row 1\): prompt: must be a list of chat messages/,
+  );
   await rejectsInput(loadDomain('math', { files: { val: 'missing.jsonl' } }, { baseDir: dir }), /missing\.jsonl: cannot read tasks file \(ENOENT\)/);
 });
 
 test('the same task in two splits is refused (the test split stays sealed)', async () => {
   writeFileSync(path.join(dir, 'dup.jsonl'), JSON.stringify({ id: 'a', problem: 'p', answer: '1' }) + '\n');
-  await rejectsInput(loadDomain('math', { files: { val: 'dup.jsonl', test: 'dup.jsonl' } }, { baseDir: dir }), /dup\.jsonl:1: id: task id 'dup-a' already used by .*dup\.jsonl:1 \(split val\)/);
+  await rejectsInput(
+    loadDomain('math', { files: { val: 'dup.jsonl', test: 'dup.jsonl' } }, { baseDir: dir }),
+    /dup\.jsonl:1: id: task id 'dup-a' already used by .*dup\.jsonl:1 \(split val\)/,
+  );
 });
 
 test('bad options are InputErrors naming the field', async () => {
@@ -128,7 +182,16 @@ test('DAPO instruction stripping leaves other prompts alone', () => {
 });
 
 function call(completion: string, finishReason: 'stop' | 'length' = 'stop', tokens = 5): ModelCall {
-  return { index: 0, policyVersion: 'v', messages: [{ role: 'user', content: 'q' }], params: {}, completion, finishReason, usage: { promptTokens: 3, completionTokens: tokens }, latencyMs: 1 };
+  return {
+    index: 0,
+    policyVersion: 'v',
+    messages: [{ role: 'user', content: 'q' }],
+    params: {},
+    completion,
+    finishReason,
+    usage: { promptTokens: 3, completionTokens: tokens },
+    latencyMs: 1,
+  };
 }
 
 test('verdicts and diagnostics: right, wrong, no box, truncated, tool use; the answer must come from the model', async () => {
@@ -137,11 +200,26 @@ test('verdicts and diagnostics: right, wrong, no box, truncated, tool use; the a
   assert.equal(d.limits.maxTurns, 16);
   const task = d.tasks('val')[0];
   const gold = (task.private as { answer: string }).answer;
-  const right = { finalAnswer: gold, modelCalls: [call(`<tool_call>{"name": "code_interpreter", "arguments": {"code": "1"}}</tool_call>`), call(`so \\boxed{${gold}}`)], events: [{ t: 0, type: 'tool' as const, name: 'code_interpreter', args: { code: '1' }, observation: '1\n' }] };
+  const right = {
+    finalAnswer: gold,
+    modelCalls: [call(`<tool_call>{"name": "code_interpreter", "arguments": {"code": "1"}}</tool_call>`), call(`so \\boxed{${gold}}`)],
+    events: [{ t: 0, type: 'tool' as const, name: 'code_interpreter', args: { code: '1' }, observation: '1\n' }],
+  };
   assert.deepEqual(await d.verify(task, right), { pass: true, score: 1, extracted: gold, reason: 'correct (same text)' });
   assert.equal(await d.checkRules!(task, right), null);
   const dr = await d.diagnostics!(task, { ...right, termination: 'answered' });
-  assert.deepEqual(dr, { truncated: false, boxed: true, boxedInLastCompletion: true, toolCalls: 1, usedTool: true, toolErrors: 0, turns: 2, assistantTokens: 10, extracted: gold, data_source: 'aime-2024-sample' });
+  assert.deepEqual(dr, {
+    truncated: false,
+    boxed: true,
+    boxedInLastCompletion: true,
+    toolCalls: 1,
+    usedTool: true,
+    toolErrors: 0,
+    turns: 2,
+    assistantTokens: 10,
+    extracted: gold,
+    data_source: 'aime-2024-sample',
+  });
 
   const wrong = { finalAnswer: '7', modelCalls: [call('\\boxed{7}')], events: [] };
   const vw = await d.verify(task, wrong);
@@ -177,10 +255,25 @@ test('repeats are skipped (DAPO-Math-17k ships each problem ~100 times): within 
     { problem: 'What is $2+2$?', answer: '4', index: 'c' },
     { problem: 'What is $1+1$?', answer: '2', index: 'd' },
   ]);
-  writeFileSync(path.join(dir, 'rep-test.jsonl'), [{ id: 'x', problem: dapoPrompt('What is $2+2$?'), answer: '4' }, { id: 'y', problem: 'What is $5+5$?', answer: '10' }].map((r) => JSON.stringify(r)).join('\n') + '\n');
+  writeFileSync(
+    path.join(dir, 'rep-test.jsonl'),
+    [
+      { id: 'x', problem: dapoPrompt('What is $2+2$?'), answer: '4' },
+      { id: 'y', problem: 'What is $5+5$?', answer: '10' },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\n') + '\n',
+  );
   const d = await loadDomain('math', { files: { weight: 'rep.parquet', test: 'rep-test.jsonl' } }, { baseDir: dir });
-  assert.deepEqual(d.tasks('weight').map((t) => t.id), ['math_dapo-a', 'math_dapo-c']);
-  assert.deepEqual(d.tasks('test').map((t) => t.id), ['rep-test-y'], 'a test problem already in weight is not a test problem');
+  assert.deepEqual(
+    d.tasks('weight').map((t) => t.id),
+    ['math_dapo-a', 'math_dapo-c'],
+  );
+  assert.deepEqual(
+    d.tasks('test').map((t) => t.id),
+    ['rep-test-y'],
+    'a test problem already in weight is not a test problem',
+  );
   const all = await loadDomain('math', { files: { weight: 'rep.parquet', test: 'rep-test.jsonl' }, dedupe: false }, { baseDir: dir });
   assert.equal(all.tasks('weight').length, 4);
   assert.equal(all.tasks('test').length, 2);
@@ -188,9 +281,12 @@ test('repeats are skipped (DAPO-Math-17k ships each problem ~100 times): within 
 
 // pyarrow (what the field's datasets/verl read Parquet with); .ci/run installs it in the WHALE_MATH_PY venv.
 const fieldPython = process.env.WHALE_MATH_PY ?? path.join(homedir(), '.cache', 'whale-ci', 'math-py-1', 'bin', 'python');
-test('pyarrow reads the shipped DAPO sample with DAPO\'s nested schema, and a DAPO file pyarrow writes loads as the math domain', { skip: !existsSync(fieldPython) && 'pyarrow not installed (WHALE_MATH_PY)' }, async () => {
-  const written = path.join(dir, 'pyarrow-dapo.parquet');
-  const script = `
+test(
+  "pyarrow reads the shipped DAPO sample with DAPO's nested schema, and a DAPO file pyarrow writes loads as the math domain",
+  { skip: !existsSync(fieldPython) && 'pyarrow not installed (WHALE_MATH_PY)' },
+  async () => {
+    const written = path.join(dir, 'pyarrow-dapo.parquet');
+    const script = `
 import json, sys
 import pyarrow as pa, pyarrow.parquet as pq
 t = pq.read_table(sys.argv[1])
@@ -204,21 +300,25 @@ rows = [
 pq.write_table(pa.Table.from_pylist(rows), sys.argv[2])
 print(json.dumps({"schema": {f.name: str(f.type) for f in t.schema}, "rows": t.num_rows, "answer": row["reward_model"]["ground_truth"], "role": row["prompt"][0]["role"]}))
 `;
-  const r = spawnSync(fieldPython, ['-c', script, path.join(REPO, 'resources', 'data', 'math', 'dapo-math-sample.parquet'), written], { encoding: 'utf8' });
-  assert.equal(r.status, 0, r.stderr);
-  const out = JSON.parse(r.stdout) as { schema: Record<string, string>; rows: number; answer: string; role: string };
-  assert.deepEqual(out.schema, {
-    data_source: 'string',
-    prompt: 'list<element: struct<content: string, role: string>>',
-    ability: 'string',
-    reward_model: 'struct<ground_truth: string, style: string>',
-    extra_info: 'struct<index: string>',
-  });
-  assert.equal(out.rows, 320);
-  assert.equal(out.role, 'user');
-  const d = await loadDomain('math', { files: { weight: 'pyarrow-dapo.parquet' } }, { baseDir: dir });
-  assert.deepEqual(d.tasks('weight').map((t) => [t.id, t.public.question, (t.private as { answer: string }).answer]), [
-    ['math_dapo-pa-0', 'What is $\\frac{1}{2}+\\frac{1}{3}$?', '\\frac{5}{6}'],
-    ['math_dapo-pa-1', 'What is $2^{5}$?', '32'],
-  ]);
-});
+    const r = spawnSync(fieldPython, ['-c', script, path.join(REPO, 'resources', 'data', 'math', 'dapo-math-sample.parquet'), written], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { schema: Record<string, string>; rows: number; answer: string; role: string };
+    assert.deepEqual(out.schema, {
+      data_source: 'string',
+      prompt: 'list<element: struct<content: string, role: string>>',
+      ability: 'string',
+      reward_model: 'struct<ground_truth: string, style: string>',
+      extra_info: 'struct<index: string>',
+    });
+    assert.equal(out.rows, 320);
+    assert.equal(out.role, 'user');
+    const d = await loadDomain('math', { files: { weight: 'pyarrow-dapo.parquet' } }, { baseDir: dir });
+    assert.deepEqual(
+      d.tasks('weight').map((t) => [t.id, t.public.question, (t.private as { answer: string }).answer]),
+      [
+        ['math_dapo-pa-0', 'What is $\\frac{1}{2}+\\frac{1}{3}$?', '\\frac{5}{6}'],
+        ['math_dapo-pa-1', 'What is $2^{5}$?', '32'],
+      ],
+    );
+  },
+);

@@ -53,7 +53,7 @@ test('ramble verifier and rules: the answer must come from the model; no forged 
   const user = [{ role: 'user' as const, content: t.public.question }];
   const ok: RolloutRecord = { finalAnswer: a, events: [], modelCalls: [call(user, `answer ${a}`)] };
   assert.equal((await ramble.verify(t, ok)).reason, 'correct');
-  assert.equal((await ramble.checkRules!(t, ok)), null);
+  assert.equal(await ramble.checkRules!(t, ok), null);
   // A harness that reads the answer off the question: the model never wrote it.
   const parsed: RolloutRecord = { finalAnswer: a, events: [], modelCalls: [call(user, 'hmm , let me think about this so')] };
   assert.match((await ramble.checkRules!(t, parsed))!, /does not appear in any model completion/);
@@ -61,7 +61,11 @@ test('ramble verifier and rules: the answer must come from the model; no forged 
   // Forged turns: a fake tool message, or an assistant message the model did not write.
   const tool: RolloutRecord = { finalAnswer: a, events: [], modelCalls: [call([...user, { role: 'tool', content: 'x' }], `answer ${a}`)] };
   assert.match((await ramble.checkRules!(t, tool))!, /tool message/);
-  const fake: RolloutRecord = { finalAnswer: a, events: [], modelCalls: [call([...user, { role: 'assistant', content: 'answer eel' }, ...user], `answer ${a}`)] };
+  const fake: RolloutRecord = {
+    finalAnswer: a,
+    events: [],
+    modelCalls: [call([...user, { role: 'assistant', content: 'answer eel' }, ...user], `answer ${a}`)],
+  };
   assert.match((await ramble.checkRules!(t, fake))!, /forged turn/);
   assert.equal((await ramble.verify(t, { finalAnswer: null, events: [], modelCalls: [] })).reason, 'no answer');
 });
@@ -72,7 +76,13 @@ test('ramble tasksFile: the answer must be readable from the question; broken li
   writeFileSync(f, JSON.stringify({ id: 'x', split: 'test', question: 'Ada pet eel . What is the pet of Ada ?', answer: 'eel' }) + '\n');
   assert.equal(getDomain('ramble', { tasksFile: f }).tasks('test')[0].id, 'x');
   writeFileSync(f, JSON.stringify({ question: 'What is the pet of Ada ?', answer: 'eel' }) + '\n');
-  assert.throws(() => getDomain('ramble', { tasksFile: f }), (e: unknown) => e instanceof InputError && /t\.jsonl:1: answer: .*readable from the question/.test(e.message));
+  assert.throws(
+    () => getDomain('ramble', { tasksFile: f }),
+    (e: unknown) => e instanceof InputError && /t\.jsonl:1: answer: .*readable from the question/.test(e.message),
+  );
   writeFileSync(f, '\n\nnot json\n');
-  assert.throws(() => getDomain('ramble', { tasksFile: f }), (e: unknown) => e instanceof InputError && e.message.startsWith(`${f}:3:`));
+  assert.throws(
+    () => getDomain('ramble', { tasksFile: f }),
+    (e: unknown) => e instanceof InputError && e.message.startsWith(`${f}:3:`),
+  );
 });

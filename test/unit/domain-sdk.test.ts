@@ -21,10 +21,16 @@ test('defineDomain rejects a malformed definition naming the field', () => {
   assert.throws(() => defineDomain({ ...base, id: 'Has Space' }), /defineDomain: id must be lower-case/);
   assert.throws(() => defineDomain({ ...base, title: '' }), /defineDomain: title must be a non-empty string/);
   assert.throws(() => defineDomain({ ...base, verify: { kind: 'command', command: [] } as never }), /verify\.command must be a non-empty array/);
-  assert.throws(() => defineDomain({ ...base, tools: [{ name: 'bad name', description: '', parameters: {}, call: () => '' }] }), /tools\[0\]\.name must be an identifier/);
+  assert.throws(
+    () => defineDomain({ ...base, tools: [{ name: 'bad name', description: '', parameters: {}, call: () => '' }] }),
+    /tools\[0\]\.name must be an identifier/,
+  );
   assert.throws(() => defineDomain({ ...base, regime: 'sideways' as never }), /regime must be/);
   // A misspelt key or limit would otherwise be dropped in silence (no type checker runs on a bundled module).
-  assert.throws(() => defineDomain({ ...base, limitz: {} } as never), (e: unknown) => (e as { field?: string }).field === 'limitz' && /limitz is not a field of a domain definition/.test((e as Error).message));
+  assert.throws(
+    () => defineDomain({ ...base, limitz: {} } as never),
+    (e: unknown) => (e as { field?: string }).field === 'limitz' && /limitz is not a field of a domain definition/.test((e as Error).message),
+  );
   assert.throws(() => defineDomain({ ...base, limits: { maxTurn: 4 } as never }), /limits\.maxTurn is not a limit/);
   assert.throws(() => defineDomain({ ...base, limits: { maxTurns: 0 } }), /limits\.maxTurns must be a positive integer/);
   assert.equal(defineDomain(base).kind, 'whale.domain/v1');
@@ -38,30 +44,76 @@ test('the built-ins are defineDomain definitions: getDomain and materialise give
   const answer = (t.private as { answer: string }).answer;
   assert.deepEqual(await direct.verify(t, rollout(answer)), await viaRegistry.verify(t, rollout(answer)));
   assert.equal(await direct.gold!(t), answer);
-  assert.throws(() => getDomain('kbqa', { sizes: { val: 0 } }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.options.sizes.val');
+  assert.throws(
+    () => getDomain('kbqa', { sizes: { val: 0 } }),
+    (e: unknown) => e instanceof InputError && e.location.field === 'domain.options.sizes.val',
+  );
 });
 
 test('verify may return a boolean, a score or a verdict; a bad return or a throw names the origin and task; SDK InfraError keeps its meaning', async () => {
-  const mk = (verify: (...a: never[]) => unknown) => materialiseSync(defineDomain({ ...base, tasks: () => ({ val: [{ id: 'a', question: 'q', private: { answer: 'x' } }] }), verify: verify as never }), {}, { origin: 'my/module.ts', moduleDir: '.' });
+  const mk = (verify: (...a: never[]) => unknown) =>
+    materialiseSync(
+      defineDomain({ ...base, tasks: () => ({ val: [{ id: 'a', question: 'q', private: { answer: 'x' } }] }), verify: verify as never }),
+      {},
+      { origin: 'my/module.ts', moduleDir: '.' },
+    );
   const task = mk(() => true).tasks('val')[0];
   assert.deepEqual(await mk(() => true).verify(task, rollout('x')), { pass: true, score: 1, extracted: null, reason: 'correct' });
   assert.deepEqual(await mk(() => 0.5).verify(task, rollout('x')), { pass: false, score: 0.5, extracted: null, reason: 'score 0.5' });
-  assert.deepEqual(await mk(async () => ({ pass: true, extracted: 'x' })).verify(task, rollout('x')), { pass: true, score: 1, extracted: 'x', reason: 'correct' });
-  assert.throws(() => mk(() => 'yes').verify(task, rollout('x')), (e: unknown) => e instanceof WhaleError && /my\/module\.ts: verify \(task 'a'\) returned "yes"/.test((e as Error).message));
-  await assert.rejects(Promise.resolve(mk(async () => { throw new SdkInfraError('verifier', 'judge down'); }).verify(task, rollout('x'))), (e: unknown) => e instanceof Error && e.name === 'InfraError' && (e as { source?: string }).source === 'verifier' && /verify \(task 'a'\): judge down/.test(e.message));
+  assert.deepEqual(await mk(async () => ({ pass: true, extracted: 'x' })).verify(task, rollout('x')), {
+    pass: true,
+    score: 1,
+    extracted: 'x',
+    reason: 'correct',
+  });
+  assert.throws(
+    () => mk(() => 'yes').verify(task, rollout('x')),
+    (e: unknown) => e instanceof WhaleError && /my\/module\.ts: verify \(task 'a'\) returned "yes"/.test((e as Error).message),
+  );
+  await assert.rejects(
+    Promise.resolve(
+      mk(async () => {
+        throw new SdkInfraError('verifier', 'judge down');
+      }).verify(task, rollout('x')),
+    ),
+    (e: unknown) =>
+      e instanceof Error && e.name === 'InfraError' && (e as { source?: string }).source === 'verifier' && /verify \(task 'a'\): judge down/.test(e.message),
+  );
 });
 
 test('h0 must be a harness folder: a wrong path is an InputError naming the module and the field', () => {
-  assert.throws(() => materialiseSync(defineDomain({ ...base, h0: './nope' }), {}, { origin: 'm.ts', moduleDir: REPO }), (e: unknown) => e instanceof InputError && e.location.file === 'm.ts' && e.location.field === 'h0' && /nope is not a harness folder/.test(e.message));
+  assert.throws(
+    () => materialiseSync(defineDomain({ ...base, h0: './nope' }), {}, { origin: 'm.ts', moduleDir: REPO }),
+    (e: unknown) => e instanceof InputError && e.location.file === 'm.ts' && e.location.field === 'h0' && /nope is not a harness folder/.test(e.message),
+  );
 });
 
 test('tasks: per split or a flat list; duplicates, bad fields and unknown splits name the field and task', () => {
   const load = (tasks: unknown) => materialiseSync(defineDomain({ ...base, tasks: () => tasks as never }), {}, { origin: 'm.ts', moduleDir: '.' });
-  assert.throws(() => load([{ id: 'a', question: 'q' }, { id: 'a', question: 'r' }]).tasks('val'), (e: unknown) => e instanceof InputError && e.location.field === 'tasks[1].id' && /duplicate task id 'a'/.test(e.message));
-  assert.throws(() => load({ train: [] }), (e: unknown) => e instanceof InputError && e.location.field === 'tasks.train');
-  assert.throws(() => load({ val: [{ id: 'a', question: 'q', split: 'test' }] }).tasks('val'), (e: unknown) => e instanceof InputError && e.location.field === 'tasks.val[0].split');
-  assert.throws(() => load({ val: [{ id: 'a', question: 'q', meta: 3 }] }).tasks('val'), (e: unknown) => e instanceof InputError && e.location.field === 'tasks.val[0].meta');
-  assert.throws(() => load([{ id: 'a', question: 'q', answer: 'z' }]), (e: unknown) => e instanceof InputError && e.location.field === 'tasks[0].answer' && /not a task field .*private or meta.*task 'a'/.test(e.message));
+  assert.throws(
+    () =>
+      load([
+        { id: 'a', question: 'q' },
+        { id: 'a', question: 'r' },
+      ]).tasks('val'),
+    (e: unknown) => e instanceof InputError && e.location.field === 'tasks[1].id' && /duplicate task id 'a'/.test(e.message),
+  );
+  assert.throws(
+    () => load({ train: [] }),
+    (e: unknown) => e instanceof InputError && e.location.field === 'tasks.train',
+  );
+  assert.throws(
+    () => load({ val: [{ id: 'a', question: 'q', split: 'test' }] }).tasks('val'),
+    (e: unknown) => e instanceof InputError && e.location.field === 'tasks.val[0].split',
+  );
+  assert.throws(
+    () => load({ val: [{ id: 'a', question: 'q', meta: 3 }] }).tasks('val'),
+    (e: unknown) => e instanceof InputError && e.location.field === 'tasks.val[0].meta',
+  );
+  assert.throws(
+    () => load([{ id: 'a', question: 'q', answer: 'z' }]),
+    (e: unknown) => e instanceof InputError && e.location.field === 'tasks[0].answer' && /not a task field .*private or meta.*task 'a'/.test(e.message),
+  );
   const d = load({ val: () => [{ id: 'a', question: 'q', meta: { k: 1 }, private: { answer: 'z' } }] });
   assert.deepEqual(d.tasks('val'), [{ id: 'a', split: 'val', public: { id: 'a', question: 'q', meta: { k: 1 } }, private: { answer: 'z' } }]);
   assert.deepEqual(d.splitSizes, { weight: 0, harness: 0, val: 1, test: 0 });
@@ -97,14 +149,25 @@ test('verifier library: exact, normalised-em, token-f1, numeric, regex, extract'
 });
 
 test('verifier library: an unavailable kind or a bad extract pattern is an InputError naming the field', () => {
-  assert.throws(() => goldCompare({ kind: 'no-such-kind' } as never, { file: 'whale.config.json', field: 'domain.data.verifier' }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.data.verifier.kind' && /not available in this build/.test(e.message));
-  assert.throws(() => lib({ kind: 'exact', extract: '(' }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.data.verifier.extract');
+  assert.throws(
+    () => goldCompare({ kind: 'no-such-kind' } as never, { file: 'whale.config.json', field: 'domain.data.verifier' }),
+    (e: unknown) => e instanceof InputError && e.location.field === 'domain.data.verifier.kind' && /not available in this build/.test(e.message),
+  );
+  assert.throws(
+    () => lib({ kind: 'exact', extract: '(' }),
+    (e: unknown) => e instanceof InputError && e.location.field === 'domain.data.verifier.extract',
+  );
 });
 
 test('definitionEntry makes a registry entry of a definition (async tasks welcome)', async () => {
   const { definitionEntry } = await import('../../src/domains/index.js');
-  const e = definitionEntry(defineDomain({ ...base, id: 'later', description: 'First sentence. Second one.', tasks: async () => [{ id: 'a', question: 'q', split: 'val' as const }] }));
+  const e = definitionEntry(
+    defineDomain({ ...base, id: 'later', description: 'First sentence. Second one.', tasks: async () => [{ id: 'a', question: 'q', split: 'val' as const }] }),
+  );
   assert.deepEqual({ id: e.id, regime: e.regime, summary: e.summary }, { id: 'later', regime: 'unknown', summary: 'First sentence.' });
   const d = await e.create({}, {});
-  assert.deepEqual(d.tasks('val').map((t) => t.id), ['a']);
+  assert.deepEqual(
+    d.tasks('val').map((t) => t.id),
+    ['a'],
+  );
 });

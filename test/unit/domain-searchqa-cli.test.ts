@@ -43,8 +43,15 @@ test('whale init --domain searchqa, then run --method harness-only on the embedd
   assert.equal(r.status, 0, r.out);
   assert.match(r.out, /schedule complete/);
   const results = join(dir, '.whale', 'results');
-  const files = readdirSync(results, { recursive: true }).map(String).filter((f) => f.endsWith('trajectories.jsonl'));
-  const trajs = files.flatMap((f) => readFileSync(join(results, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { termination: string; diagnostics?: Record<string, unknown>; modelCalls: { usage: { promptTokens: number } }[] }));
+  const files = readdirSync(results, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('trajectories.jsonl'));
+  const trajs = files.flatMap((f) =>
+    readFileSync(join(results, f), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { termination: string; diagnostics?: Record<string, unknown>; modelCalls: { usage: { promptTokens: number } }[] }),
+  );
   assert.ok(trajs.length >= 40, `${trajs.length} trajectories`);
   // The prompts outgrow the tiny model's 256-token context: the backend keeps their tail instead of failing.
   assert.deepEqual(trajs.filter((t) => t.termination === 'infra_error').length, 0);
@@ -54,12 +61,17 @@ test('whale init --domain searchqa, then run --method harness-only on the embedd
   assert.equal(rep.status, 0, rep.out);
   const md = readFileSync(/\S+report\.md/.exec(rep.out)![0], 'utf8');
   assert.match(md, /By data source \(sealed test evaluation/);
-  assert.match(md, /\| source \| rollouts \| pass \(%\) \| answer_extracted \(%\) \| em \(mean\) \| f1 \(mean\) \| format_ok \(%\) \| passages_seen \(mean\) \| retrieval_hit \(%\) \| search_calls \(mean\) \|/);
+  assert.match(
+    md,
+    /\| source \| rollouts \| pass \(%\) \| answer_extracted \(%\) \| em \(mean\) \| f1 \(mean\) \| format_ok \(%\) \| passages_seen \(mean\) \| retrieval_hit \(%\) \| search_calls \(mean\) \|/,
+  );
   assert.match(md, /\| (nq|triviaqa|popqa|hotpotqa|2wikimultihopqa|musique|bamboogle) \| \d+ \| \d+\.\d \|/);
 });
 
 test('whale retriever serve: answers Search-R1 requests until SIGTERM; a broken corpus is exit 2 naming the line', async () => {
-  const child = spawn(process.execPath, ['--import', tsx, dev, 'retriever', 'serve', '--corpus', join(sampleDir(), 'corpus.jsonl'), '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', tsx, dev, 'retriever', 'serve', '--corpus', join(sampleDir(), 'corpus.jsonl'), '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
@@ -70,7 +82,11 @@ test('whale retriever serve: answers Search-R1 requests until SIGTERM; a broken 
       });
       child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
     });
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ queries: ['the pet of Lodos'], topk: 3, return_scores: true }) });
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ queries: ['the pet of Lodos'], topk: 3, return_scores: true }),
+    });
     const body = (await res.json()) as { result: { document: { contents: string }; score: number }[][] };
     assert.equal(body.result[0].length, 3);
     assert.match(body.result[0][0].document.contents, /^"Lodos"\nLodos is a person \. the pet of Lodos is \w+ \.$/);
@@ -91,7 +107,14 @@ test('whale data fetch searchqa: downloads every QA file from an HF-style endpoi
   const content = new Map<string, Buffer>();
   for (const f of SEARCHQA_REMOTE.filter((x) => x.group === 'data')) {
     const set = f.file.split('/')[0];
-    const rows = Array.from({ length: 40 }, (_, i) => JSON.stringify({ id: `${f.file.includes('train') ? 'train' : 'test'}_${i}`, question: `question ${i} of ${set}?`, golden_answers: [`answer ${i}`], metadata: {} }));
+    const rows = Array.from({ length: 40 }, (_, i) =>
+      JSON.stringify({
+        id: `${f.file.includes('train') ? 'train' : 'test'}_${i}`,
+        question: `question ${i} of ${set}?`,
+        golden_answers: [`answer ${i}`],
+        metadata: {},
+      }),
+    );
     content.set(`/datasets/${f.repo}/resolve/main/${f.file}`, Buffer.from(rows.join('\n') + '\n'));
   }
   const seen: { path: string; range?: string }[] = [];
@@ -139,7 +162,10 @@ test('whale data fetch searchqa: downloads every QA file from an HF-style endpoi
     // The options it prints load the downloaded sets into the four splits.
     const d = await loadDomain('searchqa', searchqaOptionsFor('data'), { baseDir: dir });
     // 80 train rows: half to the harness split (fewer than the 256 asked for); 280 test rows: 140 val, 140 test.
-    assert.deepEqual(SPLITS.map((s) => d.tasks(s).length), [40, 40, 140, 140]);
+    assert.deepEqual(
+      SPLITS.map((s) => d.tasks(s).length),
+      [40, 40, 140, 140],
+    );
     assert.match(second.out, /"trainFiles":\["data\/flashrag\/nq\/train\.jsonl","data\/flashrag\/hotpotqa\/train\.jsonl"\]/);
     const bad = await whale(['data', 'fetch', 'searchqa', '--what', 'everything'], dir, 60_000);
     assert.equal(bad.status, 2);

@@ -32,13 +32,28 @@ function goldOf(domain: Domain, messages: ChatMessage[]): string {
 
 const searchCall = (q: string) => `<tool_call>{"name": "search", "arguments": {"query_list": [${JSON.stringify(q)}], "topk": 5}}</tool_call>`;
 
-async function roll(domain: Domain, script: Script, tasks: Task[], opts: { harness?: string; maxTurns?: number } = {}): Promise<{ trajs: Trajectory[]; backend: ScriptedBackend }> {
+async function roll(
+  domain: Domain,
+  script: Script,
+  tasks: Task[],
+  opts: { harness?: string; maxTurns?: number } = {},
+): Promise<{ trajs: Trajectory[]; backend: ScriptedBackend }> {
   const backend = new ScriptedBackend(script);
   const limits = SandboxLimitsSchema.parse({ maxTurns: opts.maxTurns ?? 16 });
-  const rt = new HarnessRuntime({ domain, backend, limits, sampling: SamplingSchema.parse({}), concurrency: 4, cacheDir: mkdtempSync(path.join(tmpdir(), 'whale-sq-rt-')) });
+  const rt = new HarnessRuntime({
+    domain,
+    backend,
+    limits,
+    sampling: SamplingSchema.parse({}),
+    concurrency: 4,
+    cacheDir: mkdtempSync(path.join(tmpdir(), 'whale-sq-rt-')),
+  });
   try {
     const prepared = await rt.prepare(opts.harness ?? H0);
-    const trajs = await rt.rolloutMany(prepared, tasks.map((task, i) => ({ task, sampleIndex: 0, seed: i })));
+    const trajs = await rt.rolloutMany(
+      prepared,
+      tasks.map((task, i) => ({ task, sampleIndex: 0, seed: i })),
+    );
     return { trajs, backend };
   } finally {
     await rt.close();
@@ -48,17 +63,21 @@ async function roll(domain: Domain, script: Script, tasks: Task[], opts: { harne
 test('searchqa h0 in the real runtime: right answers pass with EM, diagnostics per rollout, the paper contract on the wire', async () => {
   const domain = await loadDomain('searchqa', { sizes: { val: 24 } });
   const tasks = domain.tasks('val');
-  const { trajs, backend } = await roll(domain, (messages, _req, _i) => {
-    const question = /Question: (.*)/.exec(messages.find((m) => m.role === 'user')!.content)![1];
-    return messages.some((m) => m.role === 'tool') ? `I found it. <answer> ${goldOf(domain, messages)} </answer>` : searchCall(question);
-  }, tasks);
+  const { trajs, backend } = await roll(
+    domain,
+    (messages, _req, _i) => {
+      const question = /Question: (.*)/.exec(messages.find((m) => m.role === 'user')!.content)![1];
+      return messages.some((m) => m.role === 'tool') ? `I found it. <answer> ${goldOf(domain, messages)} </answer>` : searchCall(question);
+    },
+    tasks,
+  );
   assert.equal(trajs.length, 24);
   for (const t of trajs) {
     assert.equal(t.termination, 'answered', t.terminationDetail);
     assert.equal(t.verdict.pass, true, t.verdict.reason);
     assert.match(t.verdict.reason, /^exact match \(F1 1\.00\)$/);
     const d = t.diagnostics!;
-    assert.equal(d.data_source, (t.taskId.split(':')[0]));
+    assert.equal(d.data_source, t.taskId.split(':')[0]);
     assert.equal(d.format_ok, true);
     assert.equal(d.answer_extracted, true);
     assert.equal(d.search_calls, 1);
@@ -71,7 +90,10 @@ test('searchqa h0 in the real runtime: right answers pass with EM, diagnostics p
     const gold = searchqaPrivate(tasks.find((x) => x.id === t.taskId)!).answers[0].toLowerCase();
     const passages = (JSON.parse(ev.observation!) as { results: { passages: { contents: string }[] }[] }).results[0].passages;
     assert.equal(passages.length, 1);
-    assert.equal(d.retrieval_hit, passages.some((p) => ` ${p.contents.toLowerCase().replace(/[.,"]/g, ' ')} `.includes(` ${gold} `)));
+    assert.equal(
+      d.retrieval_hit,
+      passages.some((p) => ` ${p.contents.toLowerCase().replace(/[.,"]/g, ' ')} `.includes(` ${gold} `)),
+    );
   }
   // Two model calls each; the first carries the paper's system prompt and the answer-tag instruction.
   assert.equal(backend.requests.length, 48);
@@ -99,7 +121,10 @@ test('searchqa h0: wrong, malformed and over-budget replies get their verdicts a
     assert.equal(t.termination, 'answered');
     assert.equal(t.verdict.pass, false);
     assert.match(t.verdict.reason, /^expected .+, got atlantis \(F1 0\.00\)$/);
-    assert.deepEqual({ ...t.diagnostics, data_source: 'x' }, { data_source: 'x', retrieval_hit: false, format_ok: true, answer_extracted: true, search_calls: 0, passages_seen: 0, em: 0, f1: 0 });
+    assert.deepEqual(
+      { ...t.diagnostics, data_source: 'x' },
+      { data_source: 'x', retrieval_hit: false, format_ok: true, answer_extracted: true, search_calls: 0, passages_seen: 0, em: 0, f1: 0 },
+    );
   }
   // No tags, no search: h0 (strict) gives up after the first turn.
   const malformed = await roll(domain, (messages) => `the answer is ${goldOf(domain, messages)}`, tasks);
@@ -130,7 +155,10 @@ test('searchqa: a candidate asking for 40 turns is clamped to the domain limit o
   const domain = await loadDomain('searchqa', { sizes: { val: 2 } });
   const dir = mkdtempSync(path.join(tmpdir(), 'whale-sq-cand-'));
   cpSync(H0, dir, { recursive: true });
-  const manifest = JSON.parse(readFileSync(path.join(dir, 'harness.json'), 'utf8')) as { knobs: Record<string, { max?: number }>; settings: Record<string, unknown> };
+  const manifest = JSON.parse(readFileSync(path.join(dir, 'harness.json'), 'utf8')) as {
+    knobs: Record<string, { max?: number }>;
+    settings: Record<string, unknown>;
+  };
   manifest.knobs.maxTurns.max = 40;
   manifest.settings.maxTurns = 40;
   writeFileSync(path.join(dir, 'harness.json'), JSON.stringify(manifest));
@@ -167,8 +195,16 @@ test('searchqa: the retriever down, or answering 500 or garbage, makes the rollo
       [`http://127.0.0.1:${fport}/retrieve`, /HTTP 500.*CUDA out of memory/],
       [`http://127.0.0.1:${fport}/bad/retrieve`, /without a result list per query/],
     ] as const) {
-      const domain = await loadDomain('searchqa', { files: path.join(REPO, 'resources/domains/searchqa/sample/flashrag/popqa/test.jsonl'), retriever: { url }, sizes: { val: 3 } });
-      const { trajs } = await roll(domain, (messages) => (messages.some((m) => m.role === 'tool') ? '<answer> x </answer>' : searchCall('Lodos')), domain.tasks('val'));
+      const domain = await loadDomain('searchqa', {
+        files: path.join(REPO, 'resources/domains/searchqa/sample/flashrag/popqa/test.jsonl'),
+        retriever: { url },
+        sizes: { val: 3 },
+      });
+      const { trajs } = await roll(
+        domain,
+        (messages) => (messages.some((m) => m.role === 'tool') ? '<answer> x </answer>' : searchCall('Lodos')),
+        domain.tasks('val'),
+      );
       assert.equal(trajs.length, 3);
       for (const t of trajs) {
         assert.equal(t.termination, 'infra_error', `${url}: ${t.termination}`);
@@ -191,7 +227,10 @@ test('searchqa is harness-dominated on the sample: a reader policy solves 2-hop 
   const reader: Script = (messages) => {
     const q = /What is the (\w+) of the (\w+) of (\w+) \?/.exec(messages.find((m) => m.role === 'user')!.content)!;
     const [, attr, rel, name] = q;
-    const seen = messages.filter((m) => m.role === 'tool').map((m) => m.content).join('\n');
+    const seen = messages
+      .filter((m) => m.role === 'tool')
+      .map((m) => m.content)
+      .join('\n');
     const middle = new RegExp(`the ${rel} of ${name} is (\\w+)`).exec(seen)?.[1];
     const value = middle ? new RegExp(`the ${attr} of ${middle} is (\\w+)`).exec(seen)?.[1] : undefined;
     if (value) return `<answer> ${value} </answer>`;
@@ -211,5 +250,7 @@ test('searchqa is harness-dominated on the sample: a reader policy solves 2-hop 
   assert.ok(better.trajs.every((t) => t.termination !== 'infra_error'));
   const hits = (ts: Trajectory[]) => ts.filter((t) => t.diagnostics!.retrieval_hit).length / ts.length;
   assert.ok(hits(better.trajs) > hits(h0.trajs), `retrieval hit ${hits(h0.trajs)} → ${hits(better.trajs)}`);
-  console.log(`2-hop pass ${passRate(h0.trajs)} → ${passRate(better.trajs)}, retrieval hit ${hits(h0.trajs).toFixed(2)} → ${hits(better.trajs).toFixed(2)} (n=${twoHop.length})`);
+  console.log(
+    `2-hop pass ${passRate(h0.trajs)} → ${passRate(better.trajs)}, retrieval hit ${hits(h0.trajs).toFixed(2)} → ${hits(better.trajs).toFixed(2)} (n=${twoHop.length})`,
+  );
 });

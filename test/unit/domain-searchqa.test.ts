@@ -32,9 +32,25 @@ after(() => closeEmbeddedRetrievers());
 const rollout = (finalAnswer: string | null, completion = finalAnswer ?? ''): RolloutRecord => ({
   finalAnswer,
   events: [],
-  modelCalls: [{ index: 0, policyVersion: 'v', messages: [{ role: 'user', content: 'q' }], params: {}, completion, finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 }, latencyMs: 0 }],
+  modelCalls: [
+    {
+      index: 0,
+      policyVersion: 'v',
+      messages: [{ role: 'user', content: 'q' }],
+      params: {},
+      completion,
+      finishReason: 'stop',
+      usage: { promptTokens: 0, completionTokens: 0 },
+      latencyMs: 0,
+    },
+  ],
 });
-const task = (answers: string[], question = 'who wrote hamlet?'): Task => ({ id: 'nq:1', split: 'val', public: { id: 'nq:1', question, meta: { data_source: 'nq' } }, private: { answers, dataSource: 'nq' } });
+const task = (answers: string[], question = 'who wrote hamlet?'): Task => ({
+  id: 'nq:1',
+  split: 'val',
+  public: { id: 'nq:1', question, meta: { data_source: 'nq' } },
+  private: { answers, dataSource: 'nq' },
+});
 
 test('registry lists searchqa; the shipped sample loads into four splits with every QA set in val+test, deterministically', async () => {
   assert.ok(listDomains().some((d) => d.id === 'searchqa' && d.regime === 'harness-dominated'));
@@ -56,7 +72,10 @@ test('registry lists searchqa; the shipped sample loads into four splits with ev
   assert.deepEqual(new Set(d.tasks('weight').map((t) => t.public.meta!.data_source)), new Set(['nq', 'hotpotqa']));
   assert.deepEqual(new Set([...d.tasks('val'), ...d.tasks('test')].map((t) => t.public.meta!.data_source)), new Set(QA_SOURCES));
   const reseeded = await loadDomain('searchqa', { seed: 'other' });
-  assert.notDeepEqual(reseeded.tasks('val').map((t) => t.id), d.tasks('val').map((t) => t.id));
+  assert.notDeepEqual(
+    reseeded.tasks('val').map((t) => t.id),
+    d.tasks('val').map((t) => t.id),
+  );
   assert.equal((await loadDomain('searchqa', { sizes: { test: 10 } })).tasks('test').length, 10);
   // The h0 folder is known without building the domain (the CLI's flag-only eval/run need it).
   assert.equal(domainH0Dir('searchqa'), d.h0Dir);
@@ -71,7 +90,10 @@ test('FlashRAG JSONL: the source comes from the folder; files split four ways by
   const all = SPLITS.flatMap((s) => d.tasks(s));
   assert.equal(all.length, 60);
   assert.ok(all.every((t) => t.id.startsWith('popqa:test_') && t.public.meta?.data_source === 'popqa'));
-  assert.ok(SPLITS.every((s) => d.tasks(s).length > 0), JSON.stringify(d.splitSizes));
+  assert.ok(
+    SPLITS.every((s) => d.tasks(s).length > 0),
+    JSON.stringify(d.splitSizes),
+  );
 });
 
 test('broken rows are InputErrors naming file, line and field; overlapping train/test files are refused', async () => {
@@ -89,20 +111,47 @@ test('broken rows are InputErrors naming file, line and field; overlapping train
     ['badsource.jsonl', [{ ...good, data_source: 5 }], /badsource\.jsonl:1: data_source:/],
   ];
   for (const [name, rows, re] of cases) {
-    await assert.rejects(loadDomain('searchqa', { files: f(name, rows), retriever: { url: 'http://127.0.0.1:9/retrieve' } }, { baseDir: dir }), (e: unknown) => e instanceof InputError && re.test(e.message), name);
+    await assert.rejects(
+      loadDomain('searchqa', { files: f(name, rows), retriever: { url: 'http://127.0.0.1:9/retrieve' } }, { baseDir: dir }),
+      (e: unknown) => e instanceof InputError && re.test(e.message),
+      name,
+    );
   }
   // reward_model.ground_truth.target stands in for golden_answers (Search-R1's reward column).
-  const rm = await loadDomain('searchqa', { files: f('nq.jsonl', [{ id: 'a', question: 'q?', data_source: 'nq', reward_model: { style: 'rule', ground_truth: { target: ['x', 'y'] } } }]), retriever: { url: 'http://127.0.0.1:9/retrieve' } }, { baseDir: dir });
+  const rm = await loadDomain(
+    'searchqa',
+    {
+      files: f('nq.jsonl', [{ id: 'a', question: 'q?', data_source: 'nq', reward_model: { style: 'rule', ground_truth: { target: ['x', 'y'] } } }]),
+      retriever: { url: 'http://127.0.0.1:9/retrieve' },
+    },
+    { baseDir: dir },
+  );
   assert.deepEqual(searchqaPrivate(SPLITS.flatMap((s) => rm.tasks(s))[0]).answers, ['x', 'y']);
   f('a.jsonl', [good]);
-  await assert.rejects(loadDomain('searchqa', { trainFiles: 'a.jsonl', testFiles: path.join(dir, 'a.jsonl'), retriever: { url: 'http://127.0.0.1:9/retrieve' } }, { baseDir: dir }), /in both the (harness|weight) and the (val|test) files/);
-  await assert.rejects(loadDomain('searchqa', { files: 'a.jsonl', trainFiles: 'a.jsonl' }), (e: unknown) => e instanceof InputError && /domain\.options: give files, or trainFiles\/testFiles/.test(e.message));
-  await assert.rejects(loadDomain('searchqa', { retriever: { url: 'nope' } }), (e: unknown) => e instanceof InputError && /domain\.options\.retriever\.url/.test(e.message));
+  await assert.rejects(
+    loadDomain(
+      'searchqa',
+      { trainFiles: 'a.jsonl', testFiles: path.join(dir, 'a.jsonl'), retriever: { url: 'http://127.0.0.1:9/retrieve' } },
+      { baseDir: dir },
+    ),
+    /in both the (harness|weight) and the (val|test) files/,
+  );
+  await assert.rejects(
+    loadDomain('searchqa', { files: 'a.jsonl', trainFiles: 'a.jsonl' }),
+    (e: unknown) => e instanceof InputError && /domain\.options: give files, or trainFiles\/testFiles/.test(e.message),
+  );
+  await assert.rejects(
+    loadDomain('searchqa', { retriever: { url: 'nope' } }),
+    (e: unknown) => e instanceof InputError && /domain\.options\.retriever\.url/.test(e.message),
+  );
   await assert.rejects(loadDomain('searchqa', { trainfiles: 'a' }), (e: unknown) => e instanceof InputError && /trainfiles/.test(e.message));
 });
 
-test('Parquet in Search-R1 layout written by pyarrow (the field\'s writer) loads; a broken Parquet row names its row', { skip: PY ? false : 'WHALE_PY_FIELD (a Python with pyarrow) not set; .ci/run provides it' }, () => {
-  const script = `
+test(
+  "Parquet in Search-R1 layout written by pyarrow (the field's writer) loads; a broken Parquet row names its row",
+  { skip: PY ? false : 'WHALE_PY_FIELD (a Python with pyarrow) not set; .ci/run provides it' },
+  () => {
+    const script = `
 import pyarrow as pa, pyarrow.parquet as pq, sys
 rows = [
   {"id": "test_0", "question": "who wrote hamlet?", "golden_answers": ["Shakespeare", "William Shakespeare"], "data_source": "nq",
@@ -117,29 +166,45 @@ rows[1]["golden_answers"] = []
 rows[1]["reward_model"] = None
 pq.write_table(pa.Table.from_pylist(rows), sys.argv[1] + "/bad.parquet")
 `;
-  execFileSync(PY!, ['-c', script, dir]);
-  return (async () => {
-    const d = await loadDomain('searchqa', { files: 'good.parquet', retriever: { url: 'http://127.0.0.1:9/retrieve' } }, { baseDir: dir });
-    const all = SPLITS.flatMap((s) => d.tasks(s)).sort((a, b) => (a.id < b.id ? -1 : 1));
-    assert.deepEqual(all.map((t) => [t.id, t.public.question, searchqaPrivate(t).answers, t.public.meta?.data_source]), [
-      ['bamboogle:test_0', 'capital of peru?', ['Lima'], 'bamboogle'],
-      ['nq:test_0', 'who wrote hamlet?', ['Shakespeare', 'William Shakespeare'], 'nq'],
-    ]);
-    await assert.rejects(loadDomain('searchqa', { files: 'bad.parquet', retriever: { url: 'http://127.0.0.1:9/retrieve' } }, { baseDir: dir }), (e: unknown) => e instanceof InputError && /bad\.parquet \(row 2\): golden_answers: must be a non-empty list/.test(e.message));
-    // Our shipped sample, read back by pyarrow: real list and struct columns.
-    const schema = execFileSync(PY!, ['-c', 'import pyarrow.parquet as pq, sys; print(pq.read_schema(sys.argv[1]))', path.join(sampleDir(), 'test.parquet')], { encoding: 'utf8' });
-    assert.match(schema, /golden_answers: list<element: string>/);
-    assert.match(schema, /reward_model: struct<ground_truth: struct<target: list<element: string>>, style: string>/);
-  })();
-});
+    execFileSync(PY!, ['-c', script, dir]);
+    return (async () => {
+      const d = await loadDomain('searchqa', { files: 'good.parquet', retriever: { url: 'http://127.0.0.1:9/retrieve' } }, { baseDir: dir });
+      const all = SPLITS.flatMap((s) => d.tasks(s)).sort((a, b) => (a.id < b.id ? -1 : 1));
+      assert.deepEqual(
+        all.map((t) => [t.id, t.public.question, searchqaPrivate(t).answers, t.public.meta?.data_source]),
+        [
+          ['bamboogle:test_0', 'capital of peru?', ['Lima'], 'bamboogle'],
+          ['nq:test_0', 'who wrote hamlet?', ['Shakespeare', 'William Shakespeare'], 'nq'],
+        ],
+      );
+      await assert.rejects(
+        loadDomain('searchqa', { files: 'bad.parquet', retriever: { url: 'http://127.0.0.1:9/retrieve' } }, { baseDir: dir }),
+        (e: unknown) => e instanceof InputError && /bad\.parquet \(row 2\): golden_answers: must be a non-empty list/.test(e.message),
+      );
+      // Our shipped sample, read back by pyarrow: real list and struct columns.
+      const schema = execFileSync(
+        PY!,
+        ['-c', 'import pyarrow.parquet as pq, sys; print(pq.read_schema(sys.argv[1]))', path.join(sampleDir(), 'test.parquet')],
+        { encoding: 'utf8' },
+      );
+      assert.match(schema, /golden_answers: list<element: string>/);
+      assert.match(schema, /reward_model: struct<ground_truth: struct<target: list<element: string>>, style: string>/);
+    })();
+  },
+);
 
 test('embedded retriever: Search-R1 API shapes, BM25 ranking, 422/404/405 as FastAPI would; curl and Python requests as clients', async () => {
   const corpus = path.join(dir, 'corpus.jsonl');
-  writeFileSync(corpus, [
-    { id: '0', contents: '"Hamlet"\nHamlet is a tragedy written by William Shakespeare around 1600.' },
-    { id: '1', contents: '"Lima"\nLima is the capital and largest city of Peru.' },
-    { id: 2, contents: '"Macbeth"\nMacbeth is a tragedy by William Shakespeare, first performed in 1606.' },
-  ].map((r) => JSON.stringify(r)).join('\n') + '\n');
+  writeFileSync(
+    corpus,
+    [
+      { id: '0', contents: '"Hamlet"\nHamlet is a tragedy written by William Shakespeare around 1600.' },
+      { id: '1', contents: '"Lima"\nLima is the capital and largest city of Peru.' },
+      { id: 2, contents: '"Macbeth"\nMacbeth is a tragedy by William Shakespeare, first performed in 1606.' },
+    ]
+      .map((r) => JSON.stringify(r))
+      .join('\n') + '\n',
+  );
   const r = await startRetriever(corpus);
   try {
     assert.equal(r.passages, 3);
@@ -162,15 +227,27 @@ test('embedded retriever: Search-R1 API shapes, BM25 ranking, 422/404/405 as Fas
     assert.equal((await fetch(r.url)).status, 405);
     assert.equal((await fetch(r.url.replace('/retrieve', '/nope'))).status, 404);
     // curl, as Search-R1's README queries its server.
-    const curl = await run('curl', ['-s', '-X', 'POST', r.url, '-H', 'Content-Type: application/json', '-d', '{"queries": ["largest city of Peru"], "topk": 1, "return_scores": true}'], { encoding: 'utf8', timeout: 10_000 });
+    const curl = await run(
+      'curl',
+      ['-s', '-X', 'POST', r.url, '-H', 'Content-Type: application/json', '-d', '{"queries": ["largest city of Peru"], "topk": 1, "return_scores": true}'],
+      { encoding: 'utf8', timeout: 10_000 },
+    );
     assert.equal((JSON.parse(curl.stdout) as { result: { document: { id: string } }[][] }).result[0][0].document.id, '1');
     if (PY) {
-      const { stdout: out } = await run(PY, ['-c', `
+      const { stdout: out } = await run(
+        PY,
+        [
+          '-c',
+          `
 import requests, sys
 r = requests.post(sys.argv[1], json={"queries": ["Macbeth 1606", "Hamlet"], "topk": 1, "return_scores": True}, timeout=10)
 r.raise_for_status()
 print(",".join(res[0]["document"]["id"] + ":" + ("%.1f" % res[0]["score"] if res[0]["score"] > 0 else "0") for res in r.json()["result"]))
-`, r.url], { encoding: 'utf8', timeout: 20_000 });
+`,
+          r.url,
+        ],
+        { encoding: 'utf8', timeout: 20_000 },
+      );
       assert.match(out.trim(), /^2:\d+\.\d,0:\d+\.\d$/);
     }
   } finally {
@@ -186,7 +263,9 @@ test('search tool: topk clamped to 10, passages cut to max_doc_tokens, bad argum
   const running = await serveRetriever(await buildIndex(passages));
   try {
     const tool = makeSearchTool({ url: running.url, timeoutMs: 5000 });
-    const obs = JSON.parse(await tool.call({ query_list: ['alpha'], topk: 50, max_doc_tokens: 5 }, task(['x']))) as { results: { passages: { contents: string }[] }[] };
+    const obs = JSON.parse(await tool.call({ query_list: ['alpha'], topk: 50, max_doc_tokens: 5 }, task(['x']))) as {
+      results: { passages: { contents: string }[] }[];
+    };
     assert.equal(obs.results[0].passages.length, 10);
     assert.match(obs.results[0].passages[0].contents, /^"Doc \d+"\nalpha w w$/);
     assert.match(await tool.call({ query_list: [] }, task(['x'])), /^error: search needs/);
@@ -195,14 +274,20 @@ test('search tool: topk clamped to 10, passages cut to max_doc_tokens, bad argum
     await running.close();
   }
   const down = makeSearchTool({ url: running.url, timeoutMs: 2000 });
-  await assert.rejects(Promise.resolve(down.call({ query_list: ['alpha'] }, task(['x']))), (e: unknown) => e instanceof InfraError && e.source === 'tool' && /unreachable/.test(e.message));
+  await assert.rejects(
+    Promise.resolve(down.call({ query_list: ['alpha'] }, task(['x']))),
+    (e: unknown) => e instanceof InfraError && e.source === 'tool' && /unreachable/.test(e.message),
+  );
   assert.equal(truncateTokens('"T"\na  b c', 2), '"T"\na');
   // A retriever that accepts the connection and never answers.
   const hang = createServer(() => undefined);
   await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
   try {
     const slow = makeSearchTool({ url: `http://127.0.0.1:${(hang.address() as AddressInfo).port}/retrieve`, timeoutMs: 300 });
-    await assert.rejects(Promise.resolve(slow.call({ query_list: ['alpha'] }, task(['x']))), (e: unknown) => e instanceof InfraError && /did not answer within 300 ms/.test(e.message));
+    await assert.rejects(
+      Promise.resolve(slow.call({ query_list: ['alpha'] }, task(['x']))),
+      (e: unknown) => e instanceof InfraError && /did not answer within 300 ms/.test(e.message),
+    );
   } finally {
     hang.closeAllConnections();
     await new Promise<void>((r) => hang.close(() => r()));
@@ -211,7 +296,12 @@ test('search tool: topk clamped to 10, passages cut to max_doc_tokens, bad argum
 
 test('verifier: normalised EM against any gold answer, F1 in the reason, <answer> tags taken off', async () => {
   const t = task(['William Shakespeare', 'Shakespeare']);
-  assert.deepEqual(await verifySearchqa(t, rollout('the Shakespeare.'), undefined), { pass: true, score: 1, extracted: 'shakespeare', reason: 'exact match (F1 1.00)' });
+  assert.deepEqual(await verifySearchqa(t, rollout('the Shakespeare.'), undefined), {
+    pass: true,
+    score: 1,
+    extracted: 'shakespeare',
+    reason: 'exact match (F1 1.00)',
+  });
   assert.equal((await verifySearchqa(t, rollout('<answer> William  shakespeare </answer>'), undefined)).pass, true);
   const partial = await verifySearchqa(t, rollout('William Blake'), undefined);
   assert.equal(partial.pass, false);
@@ -236,8 +326,14 @@ test('LLM judge through an OpenAI-compatible server: yes/no decide, the key come
     assert.match(req.userText, /Question: who wrote hamlet\?/);
     assert.match(req.userText, /Candidate answer: "the Bard"/);
     assert.equal((await verifySearchqa(t, rollout('Shakespeare William'), judge)).pass, false);
-    await assert.rejects(Promise.resolve(verifySearchqa(t, rollout('x'), judge)), (e: unknown) => e instanceof InfraError && e.source === 'verifier' && /neither yes nor no: "maybe"/.test(e.message));
-    await assert.rejects(Promise.resolve(verifySearchqa(t, rollout('x'), judge)), (e: unknown) => e instanceof InfraError && e.source === 'verifier' && /judge .* failed/.test(e.message));
+    await assert.rejects(
+      Promise.resolve(verifySearchqa(t, rollout('x'), judge)),
+      (e: unknown) => e instanceof InfraError && e.source === 'verifier' && /neither yes nor no: "maybe"/.test(e.message),
+    );
+    await assert.rejects(
+      Promise.resolve(verifySearchqa(t, rollout('x'), judge)),
+      (e: unknown) => e instanceof InfraError && e.source === 'verifier' && /judge .* failed/.test(e.message),
+    );
     // No answer needs no judge.
     const before = fake.requests.length;
     assert.equal((await verifySearchqa(t, rollout(null), judge)).reason, 'no answer');
@@ -251,7 +347,11 @@ test('LLM judge through an OpenAI-compatible server: yes/no decide, the key come
 test('domain options: a judge makes the verifier timeout follow it; the default retriever is the local one', async () => {
   mkdirSync(path.join(dir, 'nq'), { recursive: true });
   writeFileSync(path.join(dir, 'nq', 'test.jsonl'), JSON.stringify({ id: 'test_0', question: 'q?', golden_answers: ['a'] }) + '\n');
-  const d = await loadDomain('searchqa', { testFiles: 'nq/test.jsonl', judge: { url: 'http://127.0.0.1:1/v1', model: 'm', timeoutMs: 1000 } }, { baseDir: dir });
+  const d = await loadDomain(
+    'searchqa',
+    { testFiles: 'nq/test.jsonl', judge: { url: 'http://127.0.0.1:1/v1', model: 'm', timeoutMs: 1000 } },
+    { baseDir: dir },
+  );
   assert.deepEqual(d.limits, { maxTurns: 16, maxTokensPerCall: 512, verifierTimeoutMs: 6000 });
   assert.match(d.description, /http:\/\/127\.0\.0\.1:8000\/retrieve/);
   assert.equal(d.tasks('test')[0].id, 'nq:test_0', 'one test row: nothing to spare for val');

@@ -36,7 +36,10 @@ for (const [name, create, gen] of [
     const sizes = { weight: 8, harness: 8, val: 64, test: 8 };
     const one = create({ sizes }, { secret: 'a'.repeat(64) }).tasks('val');
     const two = create({ sizes }, { secret: 'b'.repeat(64) }).tasks('val');
-    assert.notDeepEqual(one.map((t) => t.public.question), two.map((t) => t.public.question));
+    assert.notDeepEqual(
+      one.map((t) => t.public.question),
+      two.map((t) => t.public.question),
+    );
     // The id says nothing about a seed or a position.
     for (const t of one) assert.doesNotMatch(t.id, /-\d{4}$/, t.id);
     // (Short questions may coincide by chance; the private half — knowledge base, answer — must not.)

@@ -21,21 +21,39 @@ test('reads Parquet written by an independent writer, with list columns and int6
   });
   const t = await readTableFile(f);
   assert.equal(t.format, 'parquet');
-  assert.deepEqual(t.rows.map((r) => r.row), [
-    { id: 7, question: 'who wrote hamlet?', golden_answers: ['Shakespeare', 'William Shakespeare'] },
-    { id: 8, question: 'capital of peru?', golden_answers: ['Lima'] },
-  ]);
+  assert.deepEqual(
+    t.rows.map((r) => r.row),
+    [
+      { id: 7, question: 'who wrote hamlet?', golden_answers: ['Shakespeare', 'William Shakespeare'] },
+      { id: 8, question: 'capital of peru?', golden_answers: ['Lima'] },
+    ],
+  );
   assert.equal((await readTableFile(f, { limit: 1 })).rows.length, 1);
 });
 
 test('reads CSV with a header and JSON lines, naming the line of each row', async () => {
   const c = join(dir, 'p.csv');
-  writeFileSync(c, 'PuzzleId,FEN,Moves\n00008,r6k/pp2r2p/4Rp1Q/3p4/8/1N1P2R1/PqP2bPP/7K b - - 0 24,f2g3 e6e7\n\n0000D,5rk1/1p3ppp/pq3b2/8/8/1P1Q1N2/P4PPP/3R2K1 w - - 2 27,d3d6 f8d8\n');
+  writeFileSync(
+    c,
+    'PuzzleId,FEN,Moves\n00008,r6k/pp2r2p/4Rp1Q/3p4/8/1N1P2R1/PqP2bPP/7K b - - 0 24,f2g3 e6e7\n\n0000D,5rk1/1p3ppp/pq3b2/8/8/1P1Q1N2/P4PPP/3R2K1 w - - 2 27,d3d6 f8d8\n',
+  );
   const t = await readTableFile(c);
-  assert.deepEqual(t.rows.map((r) => [r.row.PuzzleId, r.line]), [['00008', 2], ['0000D', 4]]);
+  assert.deepEqual(
+    t.rows.map((r) => [r.row.PuzzleId, r.line]),
+    [
+      ['00008', 2],
+      ['0000D', 4],
+    ],
+  );
   const j = join(dir, 't.jsonl');
   writeFileSync(j, '{"q":"a"}\n\n{"q":"b"}\n');
-  assert.deepEqual((await readTableFile(j)).rows.map((r) => [r.row.q, r.line]), [['a', 1], ['b', 3]]);
+  assert.deepEqual(
+    (await readTableFile(j)).rows.map((r) => [r.row.q, r.line]),
+    [
+      ['a', 1],
+      ['b', 3],
+    ],
+  );
 });
 
 test('bad input names the file and line', async () => {

@@ -28,11 +28,26 @@ function project(files: Record<string, string>): string {
   return dir;
 }
 
-const load = (dir: string, ref: unknown, trusted = true) => loadProjectDomain(DomainRefSchema.parse(ref), { baseDir: dir, trusted, cacheDir: path.join(dir, '.whale', 'cache') });
+const load = (dir: string, ref: unknown, trusted = true) =>
+  loadProjectDomain(DomainRefSchema.parse(ref), { baseDir: dir, trusted, cacheDir: path.join(dir, '.whale', 'cache') });
 
 const rollout = (answer: string | null): RolloutRecord => ({
   finalAnswer: answer,
-  modelCalls: answer === null ? [] : [{ index: 0, policyVersion: 't', messages: [{ role: 'user', content: 'q' }], params: {}, completion: answer, finishReason: 'stop', usage: { promptTokens: 0, completionTokens: 0 }, latencyMs: 0 }],
+  modelCalls:
+    answer === null
+      ? []
+      : [
+          {
+            index: 0,
+            policyVersion: 't',
+            messages: [{ role: 'user', content: 'q' }],
+            params: {},
+            completion: answer,
+            finishReason: 'stop',
+            usage: { promptTokens: 0, completionTokens: 0 },
+            latencyMs: 0,
+          },
+        ],
   events: [],
 });
 
@@ -51,10 +66,20 @@ export default defineHarness({ async run(task, ctx) {
 /** Rolls every val task out once through the real runtime with a scripted model. */
 async function rollAll(domain: ProjectDomain, dir: string, reply: (question: string) => string, split: 'val' | 'weight' = 'val'): Promise<Trajectory[]> {
   const backend = new ScriptedBackend((messages) => reply(messages[messages.length - 1].content));
-  const rt = new HarnessRuntime({ domain, backend, limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({}), concurrency: 4, cacheDir: path.join(dir, '.whale', 'cache') });
+  const rt = new HarnessRuntime({
+    domain,
+    backend,
+    limits: SandboxLimitsSchema.parse({}),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 4,
+    cacheDir: path.join(dir, '.whale', 'cache'),
+  });
   try {
     const prepared = await rt.prepare(path.join(dir, 'h0'));
-    return await rt.rolloutMany(prepared, domain.tasks(split).map((task, i) => ({ task, sampleIndex: 0, seed: i })));
+    return await rt.rolloutMany(
+      prepared,
+      domain.tasks(split).map((task, i) => ({ task, sampleIndex: 0, seed: i })),
+    );
   } finally {
     await rt.close();
   }
@@ -99,7 +124,10 @@ test('a code domain: a verifier that throws on one rollout and one stuck in a sy
 
 test('a code domain is refused in an untrusted workspace, before any of its code runs', async () => {
   const dir = project({ 'domain/index.ts': `throw new Error('must not run');` });
-  await assert.rejects(load(dir, { module: './domain/index.ts' }, false), (e: unknown) => e instanceof WhaleError && /runs only in a trusted workspace/.test((e as Error).message));
+  await assert.rejects(
+    load(dir, { module: './domain/index.ts' }, false),
+    (e: unknown) => e instanceof WhaleError && /runs only in a trusted workspace/.test((e as Error).message),
+  );
 });
 
 test("errors in a module name the file, the task and the field; options are checked with the module's schema", async () => {
@@ -117,17 +145,39 @@ export default defineDomain({ id: 'x', title: 'x', description: 'x', h0: '.', se
   tasks: () => { const rows: any = null; return rows.map((r: any) => r); } });`,
     'bad-def.ts': `import { defineDomain } from 'whale/domain';\nexport default defineDomain({ id: 'Bad Id', title: 'x', description: 'x', h0: '.', searchSpace: 's', verify: () => true, tasks: () => [] });`,
   });
-  await assert.rejects(load(dir, { module: 'bad-task.ts' }), (e: unknown) => e instanceof InputError && e.location.file.endsWith('bad-task.ts') && e.location.field === 'tasks[1].question' && /task 'broken'/.test(e.message));
-  await assert.rejects(load(dir, { module: 'bad-options.ts', options: { k: 'no' } }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.options.k' && /expected a number/.test(e.message));
-  await assert.rejects(load(dir, { module: 'syntax.ts' }), (e: unknown) => e instanceof InputError && e.location.file.endsWith('syntax.ts') && e.location.line === 3);
+  await assert.rejects(
+    load(dir, { module: 'bad-task.ts' }),
+    (e: unknown) =>
+      e instanceof InputError && e.location.file.endsWith('bad-task.ts') && e.location.field === 'tasks[1].question' && /task 'broken'/.test(e.message),
+  );
+  await assert.rejects(
+    load(dir, { module: 'bad-options.ts', options: { k: 'no' } }),
+    (e: unknown) => e instanceof InputError && e.location.field === 'domain.options.k' && /expected a number/.test(e.message),
+  );
+  await assert.rejects(
+    load(dir, { module: 'syntax.ts' }),
+    (e: unknown) => e instanceof InputError && e.location.file.endsWith('syntax.ts') && e.location.line === 3,
+  );
   // A crash in the user's code names its own file and line (the bundle's source map), not the bundle's.
-  await assert.rejects(load(dir, { module: 'throws.ts' }), (e: unknown) => e instanceof WhaleError && /throws\.ts:3:\d+: tasks\(\) of domain 'x' threw: Cannot read properties of null/.test((e as Error).message));
-  await assert.rejects(load(dir, { module: 'no-default.ts' }), (e: unknown) => e instanceof InputError && /default export must be defineDomain/.test(e.message));
-  await assert.rejects(load(dir, { module: 'bad-def.ts' }), (e: unknown) => e instanceof InputError && e.location.file.endsWith('bad-def.ts') && e.location.field === 'id' && /must be lower-case/.test(e.message));
+  await assert.rejects(
+    load(dir, { module: 'throws.ts' }),
+    (e: unknown) => e instanceof WhaleError && /throws\.ts:3:\d+: tasks\(\) of domain 'x' threw: Cannot read properties of null/.test((e as Error).message),
+  );
+  await assert.rejects(
+    load(dir, { module: 'no-default.ts' }),
+    (e: unknown) => e instanceof InputError && /default export must be defineDomain/.test(e.message),
+  );
+  await assert.rejects(
+    load(dir, { module: 'bad-def.ts' }),
+    (e: unknown) => e instanceof InputError && e.location.file.endsWith('bad-def.ts') && e.location.field === 'id' && /must be lower-case/.test(e.message),
+  );
   // The worked example (and the `domain new` template) refuses a misspelt option instead of ignoring it.
   const example = mkdtempSync(path.join(tmpdir(), 'whale-example-'));
   cpSync(path.join(REPO, 'examples', 'code-domain'), example, { recursive: true });
-  await assert.rejects(load(example, { module: './domains/arith/index.ts', options: { generatd: 3 } }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.options' && /unknown option 'generatd'/.test(e.message));
+  await assert.rejects(
+    load(example, { module: './domains/arith/index.ts', options: { generatd: 3 } }),
+    (e: unknown) => e instanceof InputError && e.location.field === 'domain.options' && /unknown option 'generatd'/.test(e.message),
+  );
   await assert.rejects(load(dir, { module: 'missing.ts' }), (e: unknown) => e instanceof InputError && e.location.field === 'domain.module');
 });
 
@@ -163,7 +213,11 @@ export default defineDomain<{}, { secret: string }>({ id: 'tooly', title: 't', d
   }
 });
 
-const DATA_ROWS = ['{"id": "1", "question": "What is 2 + 2 ?", "answer": "4", "split": "val"}', '{"id": "2", "question": "What is 3 + 3 ?", "answer": "6", "split": "val"}', '{"id": "3", "question": "What is 1 + 1 ?", "answer": "2"}'];
+const DATA_ROWS = [
+  '{"id": "1", "question": "What is 2 + 2 ?", "answer": "4", "split": "val"}',
+  '{"id": "2", "question": "What is 3 + 3 ?", "answer": "6", "split": "val"}',
+  '{"id": "3", "question": "What is 1 + 1 ?", "answer": "2"}',
+];
 
 test('a data-only domain with an HTTP tool on 127.0.0.1: only mapped private fields are sent; a tool endpoint that is down is an infra failure', async () => {
   const bodies: unknown[] = [];
@@ -182,9 +236,16 @@ test('a data-only domain with an HTTP tool on 127.0.0.1: only mapped private fie
   const deadPort = (closed.address() as AddressInfo).port;
   await new Promise<void>((r) => closed.close(() => r()));
   try {
-    for (const [url, up] of [[`http://127.0.0.1:${port}/lookup`, true], [`http://127.0.0.1:${deadPort}/lookup`, false]] as const) {
+    for (const [url, up] of [
+      [`http://127.0.0.1:${port}/lookup`, true],
+      [`http://127.0.0.1:${deadPort}/lookup`, false],
+    ] as const) {
       const dir = project({ ...TOOL_HARNESS, 'tasks.jsonl': DATA_ROWS.join('\n') + '\n' });
-      const data = { tasks: 'tasks.jsonl', verifier: { kind: 'numeric' }, tools: [{ name: 'lookup', description: 'looks things up', url, privateArgs: { row_id: 'id' }, timeoutMs: 5000 }] };
+      const data = {
+        tasks: 'tasks.jsonl',
+        verifier: { kind: 'numeric' },
+        tools: [{ name: 'lookup', description: 'looks things up', url, privateArgs: { row_id: 'id' }, timeoutMs: 5000 }],
+      };
       const domain = await load(dir, { data });
       const trajs = await rollAll(domain, dir, (q) => (/\+ (\d)/.exec(q) ? String(2 * Number(/\+ (\d)/.exec(q)![1])) : 'x'));
       assert.equal(trajs.length, 2);
@@ -215,23 +276,62 @@ test('a broken task row is an InputError naming file:line and field (JSONL, CSV)
     'words.csv': 'id,question,answer\n1,What is 6 + 7 ?,13\n2,What is 6 + 8 ?,fourteen\n',
     'rx.csv': 'id,question,answer\n1,Name a colour,(red|blue\n',
     'badsplit.jsonl': '{"id": "1", "question": "q", "answer": "a", "split": "train"}\n',
-    'val.jsonl': '{"id": "v1", "question": "q1", "golden_answers": ["Paris", "paris city"]}\n{"id": "v2", "question": "q2", "golden_answers": "[\\"Rome\\"]"}\n',
+    'val.jsonl':
+      '{"id": "v1", "question": "q1", "golden_answers": ["Paris", "paris city"]}\n{"id": "v2", "question": "q2", "golden_answers": "[\\"Rome\\"]"}\n',
     'test.jsonl': '{"id": "t1", "question": "q3", "golden_answers": ["Oslo"]}\n',
   });
   const data = (tasks: unknown, extra: object = {}) => ({ data: { tasks, verifier: { kind: 'normalised-em' }, ...extra } });
-  await assert.rejects(load(dir, data('bad.jsonl')), (e: unknown) => e instanceof InputError && e.location.line === 3 && e.location.field === 'question' && e.location.file.endsWith('bad.jsonl'));
-  await assert.rejects(load(dir, data('bad.csv')), (e: unknown) => e instanceof InputError && e.location.line === 3 && e.location.field === 'answer' && /task '2'/.test(e.message));
-  await assert.rejects(load(dir, data('dup.jsonl')), (e: unknown) => e instanceof InputError && e.location.line === 2 && e.location.field === 'id' && /duplicate task id '1' \(first at .*dup\.jsonl:1\)/.test(e.message));
+  await assert.rejects(
+    load(dir, data('bad.jsonl')),
+    (e: unknown) => e instanceof InputError && e.location.line === 3 && e.location.field === 'question' && e.location.file.endsWith('bad.jsonl'),
+  );
+  await assert.rejects(
+    load(dir, data('bad.csv')),
+    (e: unknown) => e instanceof InputError && e.location.line === 3 && e.location.field === 'answer' && /task '2'/.test(e.message),
+  );
+  await assert.rejects(
+    load(dir, data('dup.jsonl')),
+    (e: unknown) =>
+      e instanceof InputError && e.location.line === 2 && e.location.field === 'id' && /duplicate task id '1' \(first at .*dup\.jsonl:1\)/.test(e.message),
+  );
   // A gold answer the verifier can never compare is the row's fault, found at load — not an infra failure of every rollout of that task.
-  await assert.rejects(load(dir, data('words.csv', { verifier: { kind: 'numeric' } })), (e: unknown) => e instanceof InputError && e.location.line === 3 && e.location.field === 'answer' && /"fourteen" is not a number .*task '2'/.test(e.message));
-  await assert.rejects(load(dir, data('rx.csv', { verifier: { kind: 'regex' } })), (e: unknown) => e instanceof InputError && e.location.line === 2 && /not a regular expression/.test(e.message));
+  await assert.rejects(
+    load(dir, data('words.csv', { verifier: { kind: 'numeric' } })),
+    (e: unknown) =>
+      e instanceof InputError && e.location.line === 3 && e.location.field === 'answer' && /"fourteen" is not a number .*task '2'/.test(e.message),
+  );
+  await assert.rejects(
+    load(dir, data('rx.csv', { verifier: { kind: 'regex' } })),
+    (e: unknown) => e instanceof InputError && e.location.line === 2 && /not a regular expression/.test(e.message),
+  );
   // A misspelt column in privateArgs (sent as null on every call) or in fields.meta (never shown) is found at load.
-  await assert.rejects(load(dir, data('words.csv', { verifier: { kind: 'exact' }, tools: [{ name: 'look', description: 'd', url: 'http://127.0.0.1:9/x', privateArgs: { gold: 'answr' } }] })), (e: unknown) => e instanceof InputError && e.location.line === 2 && e.location.field === 'answr' && /tool 'look' sends this field/.test(e.message));
-  await assert.rejects(load(dir, data('words.csv', { verifier: { kind: 'exact' }, fields: { meta: ['topic'] } })), (e: unknown) => e instanceof InputError && e.location.field === 'fields.meta' && /no row of .*words\.csv has the column 'topic'/.test(e.message));
-  await assert.rejects(load(dir, data('badsplit.jsonl')), (e: unknown) => e instanceof InputError && e.location.field === 'split' && /unknown split "train"/.test(e.message));
+  await assert.rejects(
+    load(
+      dir,
+      data('words.csv', {
+        verifier: { kind: 'exact' },
+        tools: [{ name: 'look', description: 'd', url: 'http://127.0.0.1:9/x', privateArgs: { gold: 'answr' } }],
+      }),
+    ),
+    (e: unknown) => e instanceof InputError && e.location.line === 2 && e.location.field === 'answr' && /tool 'look' sends this field/.test(e.message),
+  );
+  await assert.rejects(
+    load(dir, data('words.csv', { verifier: { kind: 'exact' }, fields: { meta: ['topic'] } })),
+    (e: unknown) => e instanceof InputError && e.location.field === 'fields.meta' && /no row of .*words\.csv has the column 'topic'/.test(e.message),
+  );
+  await assert.rejects(
+    load(dir, data('badsplit.jsonl')),
+    (e: unknown) => e instanceof InputError && e.location.field === 'split' && /unknown split "train"/.test(e.message),
+  );
   const d = await load(dir, data({ val: 'val.jsonl', test: 'test.jsonl' }, { fields: { answers: 'golden_answers', meta: [] } }));
-  assert.deepEqual(d.tasks('val').map((t) => t.id), ['v1', 'v2']);
-  assert.deepEqual(d.tasks('test').map((t) => t.id), ['t1']);
+  assert.deepEqual(
+    d.tasks('val').map((t) => t.id),
+    ['v1', 'v2'],
+  );
+  assert.deepEqual(
+    d.tasks('test').map((t) => t.id),
+    ['t1'],
+  );
   assert.equal(d.tasks('weight').length, 0);
   const [v1, v2] = d.tasks('val');
   assert.equal((await d.verify(v1, rollout('The paris city.'))).pass, true);
@@ -246,7 +346,10 @@ test('rows without a split spread over all four splits by a stable hash of their
   const a = await load(dir, { data: { tasks: 'tasks.jsonl', verifier: { kind: 'exact' } } });
   const b = await load(dir, { data: { tasks: 'tasks.jsonl', verifier: { kind: 'exact' } } });
   const sizes = a.splitSizes;
-  assert.deepEqual(b.tasks('val').map((t) => t.id), a.tasks('val').map((t) => t.id));
+  assert.deepEqual(
+    b.tasks('val').map((t) => t.id),
+    a.tasks('val').map((t) => t.id),
+  );
   assert.ok(sizes.weight > 90 && sizes.weight < 150 && sizes.harness > 10 && sizes.val > 10 && sizes.test > 5, JSON.stringify(sizes));
 });
 
@@ -269,15 +372,19 @@ print(json.dumps({"pass": ans == gold, "score": 1.0 if ans == gold else 0.0, "ex
   const task = (id: string) => d.tasks('val').find((t) => t.id === id)!;
   assert.deepEqual(await d.verify(task('ok'), rollout('42')), { pass: true, score: 1, extracted: '42', reason: 'py says True after 1 calls' });
   assert.equal((await d.verify(task('ok'), rollout('41'))).pass, false);
-  const infra = (re: RegExp) => (e: unknown) => e instanceof InfraError && e.source === 'verifier' && /verifier command `python3 verify\.py`/.test((e as Error).message) && re.test((e as Error).message);
+  const infra = (re: RegExp) => (e: unknown) =>
+    e instanceof InfraError && e.source === 'verifier' && /verifier command `python3 verify\.py`/.test((e as Error).message) && re.test((e as Error).message);
   await assert.rejects(Promise.resolve(d.verify(task('crash'), rollout('42'))), infra(/task 'crash'.*exited with 3/));
   await assert.rejects(Promise.resolve(d.verify(task('junk'), rollout('42'))), infra(/task 'junk'.*not a verdict JSON: "not json"/));
   const t0 = Date.now();
   await assert.rejects(Promise.resolve(d.verify(task('hang'), rollout('42'))), infra(/task 'hang'.*no verdict within 1500 ms \(killed\)/));
   assert.ok(Date.now() - t0 < 5000);
-  assert.equal(d.limits.verifierTimeoutMs, 3500, 'the runtime backstop sits past the command\'s own deadline');
+  assert.equal(d.limits.verifierTimeoutMs, 3500, "the runtime backstop sits past the command's own deadline");
   // A command verifier is code: refused in an untrusted workspace.
-  await assert.rejects(load(dir, { data: { tasks: 'tasks.jsonl', verifier: { kind: 'command', command: ['python3', 'verify.py'] } } }, false), /trusted workspace/);
+  await assert.rejects(
+    load(dir, { data: { tasks: 'tasks.jsonl', verifier: { kind: 'command', command: ['python3', 'verify.py'] } } }, false),
+    /trusted workspace/,
+  );
 });
 
 test('the worked examples: domain check passes, and a short eval on the embedded model runs end to end (CLI)', async () => {
@@ -299,12 +406,16 @@ test('the worked examples: domain check passes, and a short eval on the embedded
     assert.equal(s.tasks, 6);
     assert.equal(s.terminations.infra_error ?? 0, 0, JSON.stringify(s.terminations));
     const { readFileSync } = await import('node:fs');
-    const trajs = readFileSync(s.trajectoriesFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Trajectory);
+    const trajs = readFileSync(s.trajectoriesFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Trajectory);
     assert.equal(trajs.length, 6);
     for (const t of trajs) {
       assert.ok(t.modelCalls.length >= 1, 'the embedded model was called');
       assert.ok(t.verdict.reason.length > 0);
-      if (example === 'code-domain' && t.termination === 'answered') assert.equal(typeof t.diagnostics?.turns, 'number', 'the module\'s diagnostics are on the trajectory');
+      if (example === 'code-domain' && t.termination === 'answered')
+        assert.equal(typeof t.diagnostics?.turns, 'number', "the module's diagnostics are on the trajectory");
     }
   }
 });
@@ -329,12 +440,23 @@ test('whale domain new/check/domains: scaffolds both kinds; a verifier that acce
   r = whale(['domains', '--json'], dir);
   const listed = JSON.parse(r.stdout) as { builtins: { id: string }[]; own: { name: string; kind: string }[]; configured: string };
   assert.ok(listed.builtins.some((b) => b.id === 'kbqa'));
-  assert.deepEqual(listed.own.map((o) => `${o.name}:${o.kind}`), ['mine:code', 'tabular:data']);
+  assert.deepEqual(
+    listed.own.map((o) => `${o.name}:${o.kind}`),
+    ['mine:code', 'tabular:data'],
+  );
   assert.equal(listed.configured, './domains/mine/index.ts');
   // A too lenient verifier: every answer matches.
   const dj = path.join(dir, 'domains', 'tabular', 'domain.json');
-  writeFileSync(dj, readFileSync(dj, 'utf8').replace(/"verifier": \{[^}]*\}/, '"verifier": { "kind": "regex", "flags": "s" }').replace('"tasks": "tasks.jsonl"', '"tasks": "lenient.jsonl"'));
-  writeFileSync(path.join(dir, 'domains', 'tabular', 'lenient.jsonl'), '{"id": "any", "question": "q", "answer": ".*", "topic": "t"}\n{"id": "strict", "question": "q", "answer": "\\\\d+", "topic": "t"}\n');
+  writeFileSync(
+    dj,
+    readFileSync(dj, 'utf8')
+      .replace(/"verifier": \{[^}]*\}/, '"verifier": { "kind": "regex", "flags": "s" }')
+      .replace('"tasks": "tasks.jsonl"', '"tasks": "lenient.jsonl"'),
+  );
+  writeFileSync(
+    path.join(dir, 'domains', 'tabular', 'lenient.jsonl'),
+    '{"id": "any", "question": "q", "answer": ".*", "topic": "t"}\n{"id": "strict", "question": "q", "answer": "\\\\d+", "topic": "t"}\n',
+  );
   r = whale(['domain', 'check', 'tabular'], dir);
   assert.equal(r.status, 1);
   assert.match(r.stdout, /ACCEPTED any/);
@@ -362,12 +484,19 @@ test('a run on a code domain records the module and its code hash, resumes from 
   let r = whale(['step', '--method', 'harness-only'], dir);
   assert.equal(r.status, 0, r.stderr);
   const [runId] = readdirSync(path.join(dir, '.whale', 'runs'));
-  const started = readFileSync(path.join(dir, '.whale', 'runs', runId, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; domain?: string; domainSource?: { kind: string; module: string; codeHash: string } }).find((e) => e.type === 'run_started')!;
+  const started = readFileSync(path.join(dir, '.whale', 'runs', runId, 'journal.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { type: string; domain?: string; domainSource?: { kind: string; module: string; codeHash: string } })
+    .find((e) => e.type === 'run_started')!;
   assert.equal(started.domain, 'arith');
   assert.equal(started.domainSource?.kind, 'module');
   assert.equal(started.domainSource?.module, path.join(dir, 'domains', 'arith', 'index.ts'));
   assert.match(started.domainSource!.codeHash, /^[0-9a-f]{64}$/);
-  assert.deepEqual(JSON.parse(readFileSync(path.join(dir, '.whale', 'runs', runId, 'config.json'), 'utf8')).domain, { module: './domains/arith/index.ts', options: {} });
+  assert.deepEqual(JSON.parse(readFileSync(path.join(dir, '.whale', 'runs', runId, 'config.json'), 'utf8')).domain, {
+    module: './domains/arith/index.ts',
+    options: {},
+  });
   const file = path.join(dir, 'domains', 'arith', 'index.ts');
   writeFileSync(file, readFileSync(file, 'utf8').replace('A worked example of a code domain.', 'A worked example of a code domain (edited).'));
   r = whale(['step', '--method', 'harness-only'], dir);
@@ -399,9 +528,14 @@ test("a user domain's cached results are reused only while its verifier and answ
 });
 
 test('a module whose tasks() never returns is stopped at loadTimeoutMs with a clear error', async () => {
-  const dir = project({ 'stuck.ts': `import { defineDomain } from 'whale/domain';
-export default defineDomain({ id: 'stuck', title: 't', description: 'd', h0: '.', searchSpace: 's', verify: () => true, tasks: () => { for (;;) {} } });` });
+  const dir = project({
+    'stuck.ts': `import { defineDomain } from 'whale/domain';
+export default defineDomain({ id: 'stuck', title: 't', description: 'd', h0: '.', searchSpace: 's', verify: () => true, tasks: () => { for (;;) {} } });`,
+  });
   const t0 = Date.now();
-  await assert.rejects(load(dir, { module: 'stuck.ts', loadTimeoutMs: 1500 }), (e: unknown) => e instanceof WhaleError && /stuck\.ts: the domain did not load within 1500 ms/.test((e as Error).message));
+  await assert.rejects(
+    load(dir, { module: 'stuck.ts', loadTimeoutMs: 1500 }),
+    (e: unknown) => e instanceof WhaleError && /stuck\.ts: the domain did not load within 1500 ms/.test((e as Error).message),
+  );
   assert.ok(Date.now() - t0 < 20_000);
 });

@@ -20,7 +20,14 @@ let runtime: HarnessRuntime;
 
 before(async () => {
   backend = await createBackend({ kind: 'embedded', model: 'base', maxBatch: 64 }, { storeDir: store });
-  runtime = new HarnessRuntime({ domain, backend, limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({}), concurrency: 8, cacheDir: join(store, 'cache') });
+  runtime = new HarnessRuntime({
+    domain,
+    backend,
+    limits: SandboxLimitsSchema.parse({}),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 8,
+    cacheDir: join(store, 'cache'),
+  });
 });
 after(async () => {
   await runtime.close();
@@ -56,7 +63,10 @@ test('mean@k with its standard error, per-task results and trajectories with tok
   assert.equal(r.summary.meanAtK, r.tasks.reduce((a, t) => a + t.mean, 0) / 6);
   assert.ok(passes >= 0 && passes <= 12);
   assert.ok(Number.isFinite(r.summary.standardError));
-  const lines = readFileSync(r.trajectoriesFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const lines = readFileSync(r.trajectoriesFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(lines.length, 12);
   for (const t of lines) {
     assert.equal(t.policyVersion, backend.currentVersion());

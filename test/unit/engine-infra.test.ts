@@ -50,7 +50,14 @@ function withFlakyTool(down: (task: Task) => boolean): Domain {
 }
 
 async function evalWith(domain: Domain, storeDir: string, over: Partial<EvaluateOptions<PreparedHarness>> = {}) {
-  const runtime = new HarnessRuntime({ domain, backend, limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({}), concurrency: 4, cacheDir: join(root, 'cache') });
+  const runtime = new HarnessRuntime({
+    domain,
+    backend,
+    limits: SandboxLimitsSchema.parse({}),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 4,
+    cacheDir: join(root, 'cache'),
+  });
   try {
     return await evaluate({
       store: new ResultStore(storeDir),
@@ -80,7 +87,13 @@ function keyHashes(store: string): string[] {
 }
 
 function storedLines(file: string): Trajectory[] {
-  return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Trajectory) : [];
+  return existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Trajectory)
+    : [];
 }
 
 test('a tool whose service stays down fails the evaluation loudly; nothing is scored or cached; the completed rollouts are kept and a rerun resumes', async () => {
@@ -88,8 +101,13 @@ test('a tool whose service stays down fails the evaluation loudly; nothing is sc
   const broken = kbqa.tasks('val')[1].id;
   let infraSeen = 0;
   await assert.rejects(
-    evalWith(withFlakyTool((t) => t.id === broken), store, { harnessDir: searching, infraRetries: 2, onInfra: () => infraSeen++ }),
-    (e: unknown) => e instanceof InfraError && /infrastructure failure \(tool\).*after 2 retries.*search service unreachable.*rerun resumes/s.test((e as Error).message),
+    evalWith(
+      withFlakyTool((t) => t.id === broken),
+      store,
+      { harnessDir: searching, infraRetries: 2, onInfra: () => infraSeen++ },
+    ),
+    (e: unknown) =>
+      e instanceof InfraError && /infrastructure failure \(tool\).*after 2 retries.*search service unreachable.*rerun resumes/s.test((e as Error).message),
   );
   assert.equal(infraSeen, 3, 'the first attempt and two retries');
   const rs = new ResultStore(store);
@@ -101,7 +119,11 @@ test('a tool whose service stays down fails the evaluation loudly; nothing is sc
   assert.ok(lines.every((t) => t.termination !== 'infra_error' && t.taskId !== broken));
 
   // The service is back: the rerun runs only the missing rollout.
-  const r = await evalWith(withFlakyTool(() => false), store, { harnessDir: searching });
+  const r = await evalWith(
+    withFlakyTool(() => false),
+    store,
+    { harnessDir: searching },
+  );
   assert.equal(r.cacheHit, false);
   assert.equal(r.newRollouts, 1);
   assert.equal(r.summary.rollouts, 4);
@@ -134,7 +156,12 @@ test('a store written before infra failures were excluded is not served from the
   const rs = new ResultStore(store);
   // Forge what an older engine wrote: one rollout recorded as an infra failure and scored.
   const lines = storedLines(r.trajectoriesFile);
-  const forged: Trajectory = { ...lines[0], termination: 'infra_error', infra: { source: 'backend', message: 'engine down' }, verdict: { ...lines[0].verdict, pass: true } };
+  const forged: Trajectory = {
+    ...lines[0],
+    termination: 'infra_error',
+    infra: { source: 'backend', message: 'engine down' },
+    verdict: { ...lines[0].verdict, pass: true },
+  };
   writeFileSync(r.trajectoriesFile, [forged, ...lines.slice(1)].map((t) => JSON.stringify(t)).join('\n') + '\n');
   const summaryFile = join(rs.dirFor(r.summary.keyHash), 'summary.json');
   writeFileSync(summaryFile, JSON.stringify({ ...r.summary, terminations: { ...r.summary.terminations, infra_error: 1 } }));
@@ -145,61 +172,75 @@ test('a store written before infra failures were excluded is not served from the
   assert.equal(again.summary.terminations.infra_error, undefined);
 });
 
-test('`whale eval` against a `whale serve` killed mid-eval exits non-zero with a clear message, scores nothing, and resumes once it is back', { timeout: 600_000 }, async () => {
-  const serverStore = join(root, 'server');
-  let served = await startServe(serverStore);
-  try {
-    const listed = (await (await fetch(`${served.url}/v1/models`)).json()) as { data: { id: string }[] };
-    const dir = tinyProject({ kind: 'openai-compatible', baseUrl: `${served.url}/v1`, model: listed.data[0].id, outageMs: 0, retries: 0 }, { evaluation: { k: 6, concurrency: 2 } });
-    const run = whaleAsync(['eval', '--split', 'val'], dir);
-    const trajFiles = () => keyHashes(join(dir, '.whale')).map((k) => new ResultStore(join(dir, '.whale')).trajectoriesFile(k));
-    const end = Date.now() + 300_000;
-    while (!trajFiles().some((f) => storedLines(f).length >= 2)) {
-      if (Date.now() > end) throw new Error('no rollouts stored in 300 s');
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    await served.kill();
-    const first = await run;
-    assert.equal(first.code, 1, first.stdout + first.stderr);
-    assert.match(first.stderr, /infrastructure failure \(backend\).*rerun resumes/s);
-    assert.doesNotMatch(first.stderr + first.stdout, /internal error|mean@6 =|\n\s+at /);
-    const [file] = trajFiles();
-    const kept = storedLines(file);
-    assert.ok(kept.length >= 2 && kept.length < 36, `${kept.length} rollouts kept`);
-    assert.ok(kept.every((t) => t.termination !== 'infra_error'));
+test(
+  '`whale eval` against a `whale serve` killed mid-eval exits non-zero with a clear message, scores nothing, and resumes once it is back',
+  { timeout: 600_000 },
+  async () => {
+    const serverStore = join(root, 'server');
+    let served = await startServe(serverStore);
+    try {
+      const listed = (await (await fetch(`${served.url}/v1/models`)).json()) as { data: { id: string }[] };
+      const dir = tinyProject(
+        { kind: 'openai-compatible', baseUrl: `${served.url}/v1`, model: listed.data[0].id, outageMs: 0, retries: 0 },
+        { evaluation: { k: 6, concurrency: 2 } },
+      );
+      const run = whaleAsync(['eval', '--split', 'val'], dir);
+      const trajFiles = () => keyHashes(join(dir, '.whale')).map((k) => new ResultStore(join(dir, '.whale')).trajectoriesFile(k));
+      const end = Date.now() + 300_000;
+      while (!trajFiles().some((f) => storedLines(f).length >= 2)) {
+        if (Date.now() > end) throw new Error('no rollouts stored in 300 s');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await served.kill();
+      const first = await run;
+      assert.equal(first.code, 1, first.stdout + first.stderr);
+      assert.match(first.stderr, /infrastructure failure \(backend\).*rerun resumes/s);
+      assert.doesNotMatch(first.stderr + first.stdout, /internal error|mean@6 =|\n\s+at /);
+      const [file] = trajFiles();
+      const kept = storedLines(file);
+      assert.ok(kept.length >= 2 && kept.length < 36, `${kept.length} rollouts kept`);
+      assert.ok(kept.every((t) => t.termination !== 'infra_error'));
 
-    served = await startServe(serverStore, served.port);
-    const second = whale(['eval', '--split', 'val', '--json'], dir);
-    assert.equal(second.code, 0, second.stderr);
-    const s = JSON.parse(second.stdout) as { rollouts: number; newRollouts: number; terminations: Record<string, number> };
-    assert.equal(s.rollouts, 36);
-    assert.equal(s.newRollouts, 36 - kept.length, 'only the missing rollouts were run');
-    assert.equal(s.terminations.infra_error, undefined);
-  } finally {
-    await served.stop();
-  }
-});
-
-test('`whale run` whose backend dies mid-phase stops with a clear error, journals the failure, and `whale status` counts it', { timeout: 600_000 }, async () => {
-  const serverStore = join(root, 'server-run');
-  const served = await startServe(serverStore);
-  try {
-    const listed = (await (await fetch(`${served.url}/v1/models`)).json()) as { data: { id: string }[] };
-    const dir = tinyProject({ kind: 'openai-compatible', baseUrl: `${served.url}/v1`, model: listed.data[0].id, outageMs: 0, retries: 0 }, { evaluation: { k: 4, concurrency: 2 } });
-    const run = whaleAsync(['run', '--method', 'harness-only'], dir);
-    const end = Date.now() + 300_000;
-    while (!keyHashes(join(dir, '.whale')).some((k) => storedLines(new ResultStore(join(dir, '.whale')).trajectoriesFile(k)).length >= 1)) {
-      if (Date.now() > end) throw new Error('no rollouts stored in 300 s');
-      await new Promise((r) => setTimeout(r, 100));
+      served = await startServe(serverStore, served.port);
+      const second = whale(['eval', '--split', 'val', '--json'], dir);
+      assert.equal(second.code, 0, second.stderr);
+      const s = JSON.parse(second.stdout) as { rollouts: number; newRollouts: number; terminations: Record<string, number> };
+      assert.equal(s.rollouts, 36);
+      assert.equal(s.newRollouts, 36 - kept.length, 'only the missing rollouts were run');
+      assert.equal(s.terminations.infra_error, undefined);
+    } finally {
+      await served.stop();
     }
-    await served.kill();
-    const r = await run;
-    assert.equal(r.code, 1, r.stdout + r.stderr);
-    assert.match(r.stderr, /infrastructure failure \(backend\)/);
-    assert.doesNotMatch(r.stderr, /internal error/);
-    const status = whale(['status'], dir);
-    assert.match(status.stdout, /infrastructure failures: 1 unit/);
-  } finally {
-    await served.stop();
-  }
-});
+  },
+);
+
+test(
+  '`whale run` whose backend dies mid-phase stops with a clear error, journals the failure, and `whale status` counts it',
+  { timeout: 600_000 },
+  async () => {
+    const serverStore = join(root, 'server-run');
+    const served = await startServe(serverStore);
+    try {
+      const listed = (await (await fetch(`${served.url}/v1/models`)).json()) as { data: { id: string }[] };
+      const dir = tinyProject(
+        { kind: 'openai-compatible', baseUrl: `${served.url}/v1`, model: listed.data[0].id, outageMs: 0, retries: 0 },
+        { evaluation: { k: 4, concurrency: 2 } },
+      );
+      const run = whaleAsync(['run', '--method', 'harness-only'], dir);
+      const end = Date.now() + 300_000;
+      while (!keyHashes(join(dir, '.whale')).some((k) => storedLines(new ResultStore(join(dir, '.whale')).trajectoriesFile(k)).length >= 1)) {
+        if (Date.now() > end) throw new Error('no rollouts stored in 300 s');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await served.kill();
+      const r = await run;
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.match(r.stderr, /infrastructure failure \(backend\)/);
+      assert.doesNotMatch(r.stderr, /internal error/);
+      const status = whale(['status'], dir);
+      assert.match(status.stdout, /infrastructure failures: 1 unit/);
+    } finally {
+      await served.stop();
+    }
+  },
+);

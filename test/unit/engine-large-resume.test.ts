@@ -20,7 +20,14 @@ let backend: PolicyBackend;
 let runtime: HarnessRuntime;
 before(async () => {
   backend = await createBackend({ kind: 'embedded', model: 'base', maxBatch: 64 }, { storeDir: root });
-  runtime = new HarnessRuntime({ domain, backend, limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({}), concurrency: 4, cacheDir: join(root, 'cache') });
+  runtime = new HarnessRuntime({
+    domain,
+    backend,
+    limits: SandboxLimitsSchema.parse({}),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 4,
+    cacheDir: join(root, 'cache'),
+  });
 });
 after(async () => {
   await runtime.close();
@@ -28,7 +35,21 @@ after(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-const opts = (store: string): EvaluateOptions<PreparedHarness> => ({ store: new ResultStore(store), runner: runtime, domain, harnessDir: domain.h0Dir, policyVersion: backend.currentVersion(), split: 'val', k: 2, seed: 9, sampling: SamplingSchema.parse({}), limits: SandboxLimitsSchema.parse({}), concurrency: 4, limit: 2, runId: 'run-big' });
+const opts = (store: string): EvaluateOptions<PreparedHarness> => ({
+  store: new ResultStore(store),
+  runner: runtime,
+  domain,
+  harnessDir: domain.h0Dir,
+  policyVersion: backend.currentVersion(),
+  split: 'val',
+  k: 2,
+  seed: 9,
+  sampling: SamplingSchema.parse({}),
+  limits: SandboxLimitsSchema.parse({}),
+  concurrency: 4,
+  limit: 2,
+  runId: 'run-big',
+});
 
 test('an evaluation resumes, and is then a cache hit, from a trajectory file larger than 512 MB', { timeout: 300_000 }, async () => {
   const store = join(root, 'store');

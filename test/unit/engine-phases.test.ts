@@ -23,7 +23,16 @@ function project(method: string, extra: Record<string, unknown> = {}) {
 const seedScores = (entries: readonly JournalEntry[]) => entries.filter((e) => e.type === 'candidate_scored' && e.round === 0);
 
 test('archive-wide best: the search may return to an older candidate; ties go to fewer turns; other versions do not count', () => {
-  const ev = (treeHash: string, round: number, mean: number, meanTurns = 1, version = 'v1') => ({ phase: 1, round, treeHash, version, mean, se: 0, meanTurns, keyHash: treeHash });
+  const ev = (treeHash: string, round: number, mean: number, meanTurns = 1, version = 'v1') => ({
+    phase: 1,
+    round,
+    treeHash,
+    version,
+    mean,
+    se: 0,
+    meanTurns,
+    keyHash: treeHash,
+  });
   const scored = [ev('h0', 0, 0.2), ev('a', 1, 0.5), ev('b', 2, 0.3), ev('c', 3, 0.4), ev('z', 0, 0.9, 1, 'v0')];
   assert.equal(archiveBest(scored, 'v1')!.treeHash, 'a', 'round 1 beats the later rounds: accepted although older');
   assert.equal(archiveBest([...scored, ev('d', 4, 0.5, 0.5)], 'v1')!.treeHash, 'd', 'a tie goes to fewer turns');
@@ -53,31 +62,38 @@ test('whale: h_k is re-scored after a weight update (a cache miss); the phases, 
   }
 });
 
-test('harness-only: an unchanged (h_k, version) pair is not re-scored twice (a cache hit); paired acceptance records its choice', { timeout: 300_000 }, async () => {
-  const p = project('harness-only', { search: { candidatesPerRound: 2, acceptance: 'paired', pairedSamples: 1 } });
-  const engine = await Engine.create(p, { log: () => {} });
-  try {
-    const out = await engine.run();
-    assert.equal(out.reason, 'schedule complete');
-    const entries = (engine as unknown as { ctx: { journal: { all(): JournalEntry[] } } }).ctx.journal.all();
-    const seed = seedScores(entries);
-    assert.equal(seed.length, 2, 'two harness phases');
-    const accepted0 = entries.find((e) => e.type === 'acceptance' && e.phase === 0)!;
-    assert.equal(seed[1].treeHash, accepted0.chosen, 'phase 1 starts from the accepted harness');
-    if (accepted0.chosen === entries.find((e) => e.type === 'run_started')!.h0) {
-      assert.equal(seed[1].cacheHit, true, 'same harness, same version: answered from the store');
-    } else {
-      assert.ok(entries.some((e) => e.type === 'candidate_scored' && e.phase === 0 && e.treeHash === accepted0.chosen), 'the accepted candidate was scored in phase 0');
-      assert.equal(seed[1].cacheHit, true, 'its phase-0 score under the same version is reused');
+test(
+  'harness-only: an unchanged (h_k, version) pair is not re-scored twice (a cache hit); paired acceptance records its choice',
+  { timeout: 300_000 },
+  async () => {
+    const p = project('harness-only', { search: { candidatesPerRound: 2, acceptance: 'paired', pairedSamples: 1 } });
+    const engine = await Engine.create(p, { log: () => {} });
+    try {
+      const out = await engine.run();
+      assert.equal(out.reason, 'schedule complete');
+      const entries = (engine as unknown as { ctx: { journal: { all(): JournalEntry[] } } }).ctx.journal.all();
+      const seed = seedScores(entries);
+      assert.equal(seed.length, 2, 'two harness phases');
+      const accepted0 = entries.find((e) => e.type === 'acceptance' && e.phase === 0)!;
+      assert.equal(seed[1].treeHash, accepted0.chosen, 'phase 1 starts from the accepted harness');
+      if (accepted0.chosen === entries.find((e) => e.type === 'run_started')!.h0) {
+        assert.equal(seed[1].cacheHit, true, 'same harness, same version: answered from the store');
+      } else {
+        assert.ok(
+          entries.some((e) => e.type === 'candidate_scored' && e.phase === 0 && e.treeHash === accepted0.chosen),
+          'the accepted candidate was scored in phase 0',
+        );
+        assert.equal(seed[1].cacheHit, true, 'its phase-0 score under the same version is reused');
+      }
+      for (const a of entries.filter((e) => e.type === 'acceptance')) {
+        assert.equal(a.rule, 'paired');
+        if (a.archiveBest !== a.incumbent) assert.ok('pairedChoice' in a && typeof a.changedChoice === 'boolean');
+      }
+    } finally {
+      await engine.close();
     }
-    for (const a of entries.filter((e) => e.type === 'acceptance')) {
-      assert.equal(a.rule, 'paired');
-      if (a.archiveBest !== a.incumbent) assert.ok('pairedChoice' in a && typeof a.changedChoice === 'boolean');
-    }
-  } finally {
-    await engine.close();
-  }
-});
+  },
+);
 
 test('a run stops at its budget, says so, never spends past it, and still reports the sealed test', { timeout: 300_000 }, async () => {
   // One weight step of 8 × 2 = 16 rollouts, the harness seed 8 more = 24; a round (2 × (8 + 1)) would pass 35.
@@ -163,38 +179,56 @@ test('adaptive harness phase: a proposer that returns nothing still ends the pha
       const entries = (engine as unknown as { ctx: { journal: { all(): JournalEntry[] } } }).ctx.journal.all();
       assert.equal(entries.filter((e) => e.type === 'proposal').length, rounds);
       assert.equal(entries.filter((e) => e.type === 'round_done').length, rounds);
-      assert.deepEqual(entries.filter((e) => e.type === 'phase_completed').map((e) => e.kind), ['weight', 'harness']);
+      assert.deepEqual(
+        entries.filter((e) => e.type === 'phase_completed').map((e) => e.kind),
+        ['weight', 'harness'],
+      );
     } finally {
       await engine.close();
     }
   }
 });
 
-test("matched-steps: search comes on top of WHALE's RSFT steps; a weight phase cut at the step cap is closed and the search after it still runs", { timeout: 600_000 }, async () => {
-  const entriesOf = (e: Engine) => (e as unknown as { ctx: { journal: { all(): JournalEntry[] } } }).ctx.journal.all();
-  // whale: 1 step of 8 prompts × G 2 = 16 training rollouts is the whole budget; the search (more than 0 left) still runs.
-  const whale = await Engine.create(project('whale', { budget: { mode: 'matched-steps', rollouts: 16 } }), { log: () => {} });
-  try {
-    const out = await whale.run();
-    assert.equal(out.reason, 'schedule complete');
-    assert.deepEqual(entriesOf(whale).filter((e) => e.type === 'phase_completed').map((e) => e.kind), ['weight', 'harness']);
-    assert.equal(out.state.ledger.trainingRollouts, 16);
-    assert.ok(out.state.ledger.searchRollouts > 0, 'search on top of the training budget');
-  } finally {
-    await whale.close();
-  }
-  // stagewise asks for E* 1.0 (2 steps) but WHALE's steps are 1 × 1: the weight phase is cut at 1 step, closed, and the search runs.
-  const stagewise = await Engine.create(project('stagewise', { budget: { mode: 'matched-steps' }, schedule: { epochs: 0.5, iterations: 2, cycles: 1, stagewise: { epochs: 1, iterations: 2 } } }), { log: () => {} });
-  try {
-    const out = await stagewise.run();
-    const entries = entriesOf(stagewise);
-    assert.equal(entries.filter((e) => e.type === 'weight_step').length, 1);
-    const done = entries.filter((e) => e.type === 'phase_completed');
-    assert.deepEqual(done.map((e) => e.kind), ['weight', 'harness']);
-    assert.match(String(done[0].truncated), /1 of 1 RSFT steps \(matched-steps/);
-    assert.equal(out.reason, 'schedule complete');
-    assert.ok(entries.some((e) => e.type === 'test_evaluation'));
-  } finally {
-    await stagewise.close();
-  }
-});
+test(
+  "matched-steps: search comes on top of WHALE's RSFT steps; a weight phase cut at the step cap is closed and the search after it still runs",
+  { timeout: 600_000 },
+  async () => {
+    const entriesOf = (e: Engine) => (e as unknown as { ctx: { journal: { all(): JournalEntry[] } } }).ctx.journal.all();
+    // whale: 1 step of 8 prompts × G 2 = 16 training rollouts is the whole budget; the search (more than 0 left) still runs.
+    const whale = await Engine.create(project('whale', { budget: { mode: 'matched-steps', rollouts: 16 } }), { log: () => {} });
+    try {
+      const out = await whale.run();
+      assert.equal(out.reason, 'schedule complete');
+      assert.deepEqual(
+        entriesOf(whale)
+          .filter((e) => e.type === 'phase_completed')
+          .map((e) => e.kind),
+        ['weight', 'harness'],
+      );
+      assert.equal(out.state.ledger.trainingRollouts, 16);
+      assert.ok(out.state.ledger.searchRollouts > 0, 'search on top of the training budget');
+    } finally {
+      await whale.close();
+    }
+    // stagewise asks for E* 1.0 (2 steps) but WHALE's steps are 1 × 1: the weight phase is cut at 1 step, closed, and the search runs.
+    const stagewise = await Engine.create(
+      project('stagewise', { budget: { mode: 'matched-steps' }, schedule: { epochs: 0.5, iterations: 2, cycles: 1, stagewise: { epochs: 1, iterations: 2 } } }),
+      { log: () => {} },
+    );
+    try {
+      const out = await stagewise.run();
+      const entries = entriesOf(stagewise);
+      assert.equal(entries.filter((e) => e.type === 'weight_step').length, 1);
+      const done = entries.filter((e) => e.type === 'phase_completed');
+      assert.deepEqual(
+        done.map((e) => e.kind),
+        ['weight', 'harness'],
+      );
+      assert.match(String(done[0].truncated), /1 of 1 RSFT steps \(matched-steps/);
+      assert.equal(out.reason, 'schedule complete');
+      assert.ok(entries.some((e) => e.type === 'test_evaluation'));
+    } finally {
+      await stagewise.close();
+    }
+  },
+);

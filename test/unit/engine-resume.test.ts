@@ -36,7 +36,19 @@ function completedWork(dir: string) {
   const work = entries
     .filter((e) => !['session_started', 'run_stopped'].includes(e.type))
     .map((e) => {
-      const { at: _at, runId: _r, pid: _p, wallMs: _w, rolloutMs: _rm, trainMs: _tm, fromRecord: _f, newRollouts: _n, cacheHit: _c, proposer: _pr, ...rest } = e as Record<string, unknown>;
+      const {
+        at: _at,
+        runId: _r,
+        pid: _p,
+        wallMs: _w,
+        rolloutMs: _rm,
+        trainMs: _tm,
+        fromRecord: _f,
+        newRollouts: _n,
+        cacheHit: _c,
+        proposer: _pr,
+        ...rest
+      } = e as Record<string, unknown>;
       return JSON.stringify({ ...rest, candidates: undefined });
     });
   return { state, work };

@@ -14,7 +14,13 @@ import { MissingTokenIdsError, chatTemplateFallback, rsftObjective, trajectories
 import { HarnessRuntime } from '../../src/harness/runtime.js';
 import { EmbeddedBackend, computeGradients, rsftSequences } from '../../src/policy/embedded/index.js';
 
-function call(index: number, prompt: number[] | undefined, completion: number[] | undefined, finishReason: ModelCall['finishReason'] = 'stop', logprobs?: number[]): ModelCall {
+function call(
+  index: number,
+  prompt: number[] | undefined,
+  completion: number[] | undefined,
+  finishReason: ModelCall['finishReason'] = 'stop',
+  logprobs?: number[],
+): ModelCall {
   return {
     index,
     policyVersion: 'v',
@@ -98,7 +104,10 @@ test('a prompt that does not extend the previous one starts its own example (edi
   assert.deepEqual(r.examples[1].promptTokenIds, edited);
   assert.deepEqual(r.examples[1].lossMask, [1, 1, 1]);
   assert.deepEqual(r.examples[2].lossMask, [1, 1]);
-  assert.deepEqual(r.sources.map((s) => s.callIndices), [[0], [1], [2]]);
+  assert.deepEqual(
+    r.sources.map((s) => s.callIndices),
+    [[0], [1], [2]],
+  );
   // merge: false gives one example per call even when prompts line up
   const t = traj('t', [call(0, P1, C1), call(1, [...P1, ...C1, ...TOOL], C2)]);
   assert.equal(trajectoriesToExamples([t], { merge: false }).examples.length, 2);
@@ -115,7 +124,10 @@ test('calls that failed (finishReason error) are skipped; examples keep trajecto
 
 test('calls without token ids are an error naming the trajectory, unless a tokenizer fallback is given', () => {
   const t = traj('traj-42', [call(0, undefined, undefined)]);
-  assert.throws(() => trajectoriesToExamples([t]), (e: unknown) => e instanceof MissingTokenIdsError && /traj-42/.test(e.message) && /call 0/.test(e.message));
+  assert.throws(
+    () => trajectoriesToExamples([t]),
+    (e: unknown) => e instanceof MissingTokenIdsError && /traj-42/.test(e.message) && /call 0/.test(e.message),
+  );
   const tok = { encodeChat: () => [1, 3, 10, 6, 4], encode: (s: string) => [...s].map((c) => c.charCodeAt(0)), endId: 6 };
   const r = trajectoriesToExamples([t], { fallback: chatTemplateFallback(tok) });
   assert.equal(r.fallbackCalls, 1);
@@ -132,14 +144,37 @@ test('the objective: token-mean = −Σ logp / trained tokens (default, the publ
   const lp = [[-1, -100, -3], [-0.5], [-2, -4], [-100]];
   // By hand: token-mean (1 + 3 + 0.5 + 2 + 4) / 5 = 2.1; sequence-mean ((1 + 3 + 0.5)/3 + (2 + 4)/2) / 2 = 2.25
   // (the per-example mean of means would give (2 + 0.5 + 3) / 3 = 1.83: trajectory a counted twice).
-  assert.equal(rsftObjective(ex, (i, j) => lp[i][j]), 2.1);
-  assert.equal(rsftObjective(ex, (i, j) => lp[i][j], 'token-mean'), 2.1);
-  assert.equal(rsftObjective(ex, (i, j) => lp[i][j], 'sequence-mean'), 2.25);
+  assert.equal(
+    rsftObjective(ex, (i, j) => lp[i][j]),
+    2.1,
+  );
+  assert.equal(
+    rsftObjective(ex, (i, j) => lp[i][j], 'token-mean'),
+    2.1,
+  );
+  assert.equal(
+    rsftObjective(ex, (i, j) => lp[i][j], 'sequence-mean'),
+    2.25,
+  );
   // The trainer's per-token weights implement them: 1/5 on every trained token; 1/(3·2) on a's, 1/(2·2) on b's.
   const tm = rsftSequences(ex, 16);
-  assert.deepEqual(tm.map((s) => Array.from(s.weights, (w) => Math.round(w * 1e6) / 1e6)), [[0, 0.2, 0, 0.2], [0, 0.2], [0, 0.2, 0.2]]);
+  assert.deepEqual(
+    tm.map((s) => Array.from(s.weights, (w) => Math.round(w * 1e6) / 1e6)),
+    [
+      [0, 0.2, 0, 0.2],
+      [0, 0.2],
+      [0, 0.2, 0.2],
+    ],
+  );
   const sm = rsftSequences(ex, 16, 'sequence-mean');
-  assert.deepEqual(sm.map((s) => Array.from(s.weights, (w) => Math.round(w * 1e6) / 1e6)), [[0, 0.166667, 0, 0.166667], [0, 0.166667], [0, 0.25, 0.25]]);
+  assert.deepEqual(
+    sm.map((s) => Array.from(s.weights, (w) => Math.round(w * 1e6) / 1e6)),
+    [
+      [0, 0.166667, 0, 0.166667],
+      [0, 0.166667],
+      [0, 0.25, 0.25],
+    ],
+  );
   // And Σ w·(−logp) is the objective.
   const dot = (seqs: typeof tm) => seqs.reduce((a, s, i) => a + Array.from(s.weights).reduce((b, w, t) => b + (w ? -w * lp[i][t - 1] : 0), 0), 0);
   assert.ok(Math.abs(dot(tm) - 2.1) < 1e-6 && Math.abs(dot(sm) - 2.25) < 1e-6);
@@ -154,7 +189,14 @@ const kbqa = getDomain('kbqa');
 
 before(async () => {
   backend = await EmbeddedBackend.open({ versionsDir: join(dir, 'versions'), sampler: { maxBatch: 32 } });
-  runtime = new HarnessRuntime({ domain: kbqa, backend, limits: SandboxLimitsSchema.parse({}), sampling: SamplingSchema.parse({}), concurrency: 8, cacheDir: join(dir, 'cache') });
+  runtime = new HarnessRuntime({
+    domain: kbqa,
+    backend,
+    limits: SandboxLimitsSchema.parse({}),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 8,
+    cacheDir: join(dir, 'cache'),
+  });
 });
 after(async () => {
   await runtime?.close();
@@ -165,7 +207,10 @@ after(async () => {
 test('real kbqa rollouts of the embedded model: multi-turn calls merge, mask = model tokens, objective = −mean logprob', async () => {
   const h = await runtime.prepare(harnessDir('kbqa-good'));
   const tasks = kbqa.tasks('weight').slice(0, 8);
-  const ts = await runtime.rolloutMany(h, tasks.flatMap((task, i) => [0, 1].map((s) => ({ task, sampleIndex: s, seed: 100 + 2 * i + s }))));
+  const ts = await runtime.rolloutMany(
+    h,
+    tasks.flatMap((task, i) => [0, 1].map((s) => ({ task, sampleIndex: s, seed: 100 + 2 * i + s }))),
+  );
   const multi = ts.filter((t) => t.modelCalls.filter((c) => c.finishReason !== 'error').length >= 2);
   assert.ok(multi.length >= 3, `expected multi-turn rollouts under kbqa-good, got ${multi.length} of ${ts.length}`);
 
@@ -179,7 +224,11 @@ test('real kbqa rollouts of the embedded model: multi-turn calls merge, mask = m
     assert.equal(mine.length, 1, `trajectory ${t.id} with ${calls.length} calls gave ${mine.length} examples`);
     const e = mine[0];
     const trained = e.completionTokenIds.filter((_, j) => e.lossMask[j] === 1);
-    assert.deepEqual(trained, calls.flatMap((c) => c.completionTokenIds!), 'exactly the model-generated tokens are trained');
+    assert.deepEqual(
+      trained,
+      calls.flatMap((c) => c.completionTokenIds!),
+      'exactly the model-generated tokens are trained',
+    );
     // The full sequence is the last call's prompt + its completion (the context the model saw).
     const last = calls[calls.length - 1];
     assert.deepEqual([...e.promptTokenIds, ...e.completionTokenIds], [...last.promptTokenIds!, ...last.completionTokenIds!]);
@@ -187,7 +236,8 @@ test('real kbqa rollouts of the embedded model: multi-turn calls merge, mask = m
     const masked = tok.decode(e.completionTokenIds.filter((_, j) => e.lossMask[j] === 0));
     for (const ev of t.events.filter((x) => x.type === 'tool')) {
       const firstFact = (ev.observation ?? '').split('\n')[0].trim();
-      if (firstFact && firstFact !== 'no facts') assert.ok(masked.includes(firstFact.split(' ')[0]), `tool output "${firstFact}" should be in the masked context`);
+      if (firstFact && firstFact !== 'no facts')
+        assert.ok(masked.includes(firstFact.split(' ')[0]), `tool output "${firstFact}" should be in the masked context`);
     }
   }
 

@@ -8,17 +8,26 @@ const s = ScheduleSchema.parse({ epochs: 0.5, iterations: 4, cycles: 2 });
 
 test('fixed schedule alternates weight and harness for the given cycles; FST differs only in search space', () => {
   const plans = [0, 1, 2, 3, 4].map((i) => phasePlan('whale', s, i, 1000, 100));
-  assert.deepEqual(plans.map((p) => p?.kind ?? null), ['weight', 'harness', 'weight', 'harness', null]);
+  assert.deepEqual(
+    plans.map((p) => p?.kind ?? null),
+    ['weight', 'harness', 'weight', 'harness', null],
+  );
   assert.deepEqual(plans[0]!.steps, { min: 5, max: 5 });
   assert.deepEqual(plans[1]!.iterations, { min: 4, max: 4 });
   const fst = [0, 1, 2, 3].map((i) => phasePlan('fst', s, i, 1000, 100)!);
-  assert.deepEqual(fst.map((p) => p.kind), ['weight', 'harness', 'weight', 'harness']);
+  assert.deepEqual(
+    fst.map((p) => p.kind),
+    ['weight', 'harness', 'weight', 'harness'],
+  );
   assert.equal(fst[1].mode, 'fst');
   assert.equal(plans[1]!.mode, 'full');
 });
 
 test('baselines and stagewise', () => {
-  assert.deepEqual([0, 1, 2].map((i) => phasePlan('stagewise', s, i, 1000, 100)?.kind ?? null), ['weight', 'harness', null]);
+  assert.deepEqual(
+    [0, 1, 2].map((i) => phasePlan('stagewise', s, i, 1000, 100)?.kind ?? null),
+    ['weight', 'harness', null],
+  );
   // (E*, I*) default to WHALE's totals: cycles × E (2 × 5 steps) and 1 + cycles × (I − 1) iterations.
   assert.equal(phasePlan('stagewise', s, 0, 1000, 100)!.steps!.max, 2 * stepsForEpochs(s.epochs, 1000, 100));
   assert.deepEqual(phasePlan('stagewise', s, 1, 1000, 100)!.iterations, { min: 7, max: 7 });
@@ -44,7 +53,16 @@ test('adaptive weight rule: windowed reward, patience, minimum and maximum', () 
   // windowed means: .1 .15 .25 .35 .3 .2 → best at t=3, two steps without a new high → stop
   assert.equal(weightPhaseShouldStop([0.1, 0.2, 0.3, 0.4, 0.2, 0.2], o), true);
   assert.equal(weightPhaseShouldStop([0.1, 0.2, 0.3, 0.4, 0.2], o), false, 'one step of patience used');
-  assert.equal(weightPhaseShouldStop(Array(10).fill(0).map((_, i) => i), o), true, 'max steps');
+  assert.equal(
+    weightPhaseShouldStop(
+      Array(10)
+        .fill(0)
+        .map((_, i) => i),
+      o,
+    ),
+    true,
+    'max steps',
+  );
   // a noisy single step that would trip an unwindowed rule does not trip the windowed one
   assert.equal(weightPhaseShouldStop([0.1, 0.5, 0.1, 0.45, 0.45], { ...o, window: 3 }), false);
 });
@@ -62,13 +80,24 @@ test('a schedule that cannot run is refused before anything is spent, with the a
   const rsft = RsftSchema.parse({ batchPrompts: 32, groupSize: 8 });
   const search = SearchSchema.parse({});
   const sizes = { weight: 4096, harness: 256 };
-  assert.throws(() => checkSchedule('whale', ScheduleSchema.parse({ epochs: 0 }), rsft, search, BudgetSchema.parse({}), sizes, 'whale.config.json'), /schedule\.epochs: E must be > 0/);
-  assert.throws(() => checkSchedule('whale', ScheduleSchema.parse({ iterations: 0 }), rsft, search, BudgetSchema.parse({}), sizes, 'whale.config.json'), /schedule\.iterations: I must be ≥ 1/);
+  assert.throws(
+    () => checkSchedule('whale', ScheduleSchema.parse({ epochs: 0 }), rsft, search, BudgetSchema.parse({}), sizes, 'whale.config.json'),
+    /schedule\.epochs: E must be > 0/,
+  );
+  assert.throws(
+    () => checkSchedule('whale', ScheduleSchema.parse({ iterations: 0 }), rsft, search, BudgetSchema.parse({}), sizes, 'whale.config.json'),
+    /schedule\.iterations: I must be ≥ 1/,
+  );
   assert.throws(
     () => checkSchedule('whale', ScheduleSchema.parse({ epochs: 0.25 }), rsft, search, BudgetSchema.parse({ rollouts: 1000 }), sizes, 'whale.config.json'),
-    (e: unknown) => e instanceof InputError && /budget\.rollouts: a budget of 1000 rollouts cannot buy one weight phase: 32 steps × B 32 prompts × G 8 samples = 8192 rollouts/.test(e.message),
+    (e: unknown) =>
+      e instanceof InputError &&
+      /budget\.rollouts: a budget of 1000 rollouts cannot buy one weight phase: 32 steps × B 32 prompts × G 8 samples = 8192 rollouts/.test(e.message),
   );
-  assert.throws(() => checkSchedule('harness-only', s, rsft, search, BudgetSchema.parse({ rollouts: 100 }), sizes, 'f'), /256 harness tasks × \(1 seed \+ 3 rounds × M 3 candidates\) = 2560 rollouts/);
+  assert.throws(
+    () => checkSchedule('harness-only', s, rsft, search, BudgetSchema.parse({ rollouts: 100 }), sizes, 'f'),
+    /256 harness tasks × \(1 seed \+ 3 rounds × M 3 candidates\) = 2560 rollouts/,
+  );
   checkSchedule('whale', s, rsft, search, BudgetSchema.parse({ rollouts: 100_000 }), sizes, 'f');
 });
 

@@ -38,7 +38,11 @@ test('each epoch covers the split exactly once; batches cross epoch boundaries; 
     }
     for (let e = 0; (e + 1) * n <= stream.length; e++) {
       const epoch = stream.slice(e * n, (e + 1) * n);
-      assert.deepEqual([...epoch].sort((a, b) => a - b), range(n), `n=${n} B=${B}: epoch ${e} is not a permutation of the split`);
+      assert.deepEqual(
+        [...epoch].sort((a, b) => a - b),
+        range(n),
+        `n=${n} B=${B}: epoch ${e} is not a permutation of the split`,
+      );
       assert.deepEqual(epoch, epochPermutation(n, B, e, 3));
     }
     if (n % B !== 0) {

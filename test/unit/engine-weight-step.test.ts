@@ -11,7 +11,17 @@ import { SandboxLimitsSchema, SamplingSchema } from '../../src/core/config.js';
 import { getDomain } from '../../src/domains/index.js';
 import type { Domain } from '../../src/domains/types.js';
 import { trajectoriesToExamples } from '../../src/engine/rsftExamples.js';
-import { EMBEDDED_RSFT_DEFAULTS, PAPER_RSFT_DEFAULTS, batchForStep, runWeightStep, samplerSeed, stepExamples, stepSeed, truncated, type WeightStepContext } from '../../src/engine/weightPhase.js';
+import {
+  EMBEDDED_RSFT_DEFAULTS,
+  PAPER_RSFT_DEFAULTS,
+  batchForStep,
+  runWeightStep,
+  samplerSeed,
+  stepExamples,
+  stepSeed,
+  truncated,
+  type WeightStepContext,
+} from '../../src/engine/weightPhase.js';
 import { HarnessRuntime, type PreparedHarness } from '../../src/harness/runtime.js';
 import { EmbeddedBackend } from '../../src/policy/embedded/index.js';
 
@@ -88,7 +98,10 @@ test('a step samples B×G rollouts under the current version, trains on the acce
   assert.equal(backend.store.readMeta(m.versionAfter).parent, base);
   assert.ok(m.examples >= 1 && m.examples <= m.accepted);
   assert.equal(m.optimizerSteps, Math.ceil(m.examples / 8));
-  assert.deepEqual(trainSteps, Array.from({ length: m.optimizerSteps }, (_, i) => i + 1));
+  assert.deepEqual(
+    trainSteps,
+    Array.from({ length: m.optimizerSteps }, (_, i) => i + 1),
+  );
   assert.ok(m.trainedTokens > 0);
   assert.ok(Number.isFinite(m.meanLoss) && m.meanLoss > 0);
   assert.equal(m.seed, stepSeed(1, 0));
@@ -161,7 +174,7 @@ test('when nothing passes there is no training and the version stays', async () 
   assert.ok(Number.isNaN(again.meanLoss));
 });
 
-test('defaults: the paper\'s for real backends, a CPU-sized one for the embedded model', async () => {
+test("defaults: the paper's for real backends, a CPU-sized one for the embedded model", async () => {
   assert.deepEqual({ ...PAPER_RSFT_DEFAULTS }, { batchSize: 256, groupSize: 8, learningRate: 1e-7, minibatchSize: 64 });
   assert.ok(EMBEDDED_RSFT_DEFAULTS.batchSize * EMBEDDED_RSFT_DEFAULTS.groupSize <= 512);
   assert.equal(EMBEDDED_RSFT_DEFAULTS.groupSize, 8);

@@ -10,7 +10,15 @@ import { join } from 'node:path';
 import { HarnessArchive } from '../../src/archive/harnessArchive.js';
 import { getDomain } from '../../src/domains/index.js';
 import type { JournalEntry } from '../../src/engine/journal.js';
-import { LABEL_CHANGE_CHARS, archiveModel, candidateLabel, candidateTooltip, compareTable, describeCandidate, sortCandidates } from '../../src/extension/model/archiveModel.js';
+import {
+  LABEL_CHANGE_CHARS,
+  archiveModel,
+  candidateLabel,
+  candidateTooltip,
+  compareTable,
+  describeCandidate,
+  sortCandidates,
+} from '../../src/extension/model/archiveModel.js';
 import { policyLabel, policyNames, shortHash } from '../../src/extension/model/identity.js';
 
 const root = mkdtempSync(join(tmpdir(), 'whale-rows-'));
@@ -35,7 +43,13 @@ test('archive rows: short labels, score ± se as the description, marks, crossov
   const h0 = (await archive.add(candidate(1), { parents: [], message: 'h0', meta: { origin: 'seed' } })).treeHash;
   const a = (await archive.add(candidate(3), { parents: [h0], message: LONG, meta: { origin: 'proposer', hypothesis: LONG } })).treeHash;
   const b = (await archive.add(candidate(5), { parents: [h0], message: 'topk 5', meta: { origin: 'proposer' } })).treeHash;
-  const x = (await archive.add(candidate(4), { parents: [a, b], message: 'crossover: topk 4\nwith the quoting prompt of the first parent', meta: { origin: 'proposer' } })).treeHash;
+  const x = (
+    await archive.add(candidate(4), {
+      parents: [a, b],
+      message: 'crossover: topk 4\nwith the quoting prompt of the first parent',
+      meta: { origin: 'proposer' },
+    })
+  ).treeHash;
   const journal: JournalEntry[] = [
     { type: 'run_started', at, runId: 'r1', method: 'whale', version: V0, harness: h0 },
     { type: 'phase_started', at, phase: 0, kind: 'weight', cycle: 0, version: V0, harness: h0 },
@@ -80,7 +94,11 @@ test('archive rows: short labels, score ± se as the description, marks, crossov
   assert.ok(tip.includes('★ incumbent') && tip.includes('◆ harness of the best pair on validation in r1'), tip);
   const tipX = candidateTooltip(nx, model.policies);
   assert.ok(tipX.includes(`crossover of \`${shortHash(a)}\` and \`${shortHash(b)}\``) && tipX.includes('topk must be ≤ 3'), tipX);
-  assert.ok(compareTable(na, model.nodes.get(b)!, model.policies).includes(`| mean on the harness split under policy after phase 0 (\`${shortHash(V1)}\`) | 62.5% ± 4.1 | 50.0% ± 4.0 |`));
+  assert.ok(
+    compareTable(na, model.nodes.get(b)!, model.policies).includes(
+      `| mean on the harness split under policy after phase 0 (\`${shortHash(V1)}\`) | 62.5% ± 4.1 | 50.0% ± 4.0 |`,
+    ),
+  );
 
   // Sorting siblings: by score (best first, unscored last) or by lineage (as added).
   const kids = model.nodes.get(h0)!.children;

@@ -22,6 +22,10 @@ test('stored keys go to the engine only for a trusted folder', () => {
 test('every gated command is guarded where it is registered, and the engine env goes through keysForEngine', () => {
   const src = readFileSync(new URL('../../src/extension/backendCommands.ts', import.meta.url), 'utf8');
   for (const id of Object.keys(TRUST_GATED_BACKEND_COMMANDS)) assert.ok(src.includes(`'${id}'`), `${id} is registered`);
-  assert.match(src, /const command = \(id: string, handler[^\n]*\n[^\n]*backendTrustRefusal\(id, vscode\.workspace\.isTrusted\)/, 'the command wrapper checks trust before the handler');
+  assert.match(
+    src,
+    /const command = \(id: string, handler[^\n]*\n[^\n]*backendTrustRefusal\(id, vscode\.workspace\.isTrusted\)/,
+    'the command wrapper checks trust before the handler',
+  );
   assert.match(src, /keysForEngine\(vscode\.workspace\.isTrusted, await secretEnv\(context\)\)/);
 });

@@ -29,7 +29,13 @@ test('a detached `whale run` relays its output, stops at the next safe point on 
   });
   const lines: string[] = [];
   const logFile = join(dir, '.whale', 'logs', 'engine.log');
-  const p = new DetachedProcess(process.execPath, ['--import', tsx, dev, 'run'], { cwd: dir, env: process.env, logFile, onLine: (l) => lines.push(l), pollMs: 100 });
+  const p = new DetachedProcess(process.execPath, ['--import', tsx, dev, 'run'], {
+    cwd: dir,
+    env: process.env,
+    logFile,
+    onLine: (l) => lines.push(l),
+    pollMs: 100,
+  });
   const feed = new RunsFeed(join(dir, '.whale'));
   const run = await until('a running weight phase', () => feed.refresh().runs.find((r) => r.status === 'running' && r.current?.kind === 'weight'));
   assert.equal(run.pid, p.pid);
@@ -39,8 +45,14 @@ test('a detached `whale run` relays its output, stops at the next safe point on 
   const after = feed.refresh().runs[0];
   assert.equal(after.status, 'stopped');
   assert.equal(after.detail, 'stop requested');
-  assert.ok(lines.some((l) => l.startsWith(`whale run: ${run.id}`)), lines.join('\n'));
-  assert.ok(lines.some((l) => l === `run ${run.id}: stop requested`), 'the last lines are relayed after the exit');
+  assert.ok(
+    lines.some((l) => l.startsWith(`whale run: ${run.id}`)),
+    lines.join('\n'),
+  );
+  assert.ok(
+    lines.some((l) => l === `run ${run.id}: stop requested`),
+    'the last lines are relayed after the exit',
+  );
   assert.equal(readFileSync(logFile, 'utf8').includes('stop requested'), true);
 });
 
@@ -49,7 +61,14 @@ test('a process that ignores the stop request and SIGTERM is killed after the gr
   const warnings: string[] = [];
   const lines: string[] = [];
   const script = "process.on('SIGTERM', () => console.log('ignoring SIGTERM')); console.log('up'); setInterval(() => {}, 1000);";
-  const p = new DetachedProcess(process.execPath, ['-e', script], { cwd: dir, env: process.env, logFile: join(dir, 'out.log'), onLine: (l) => lines.push(l), onWarn: (w) => warnings.push(w), pollMs: 50 });
+  const p = new DetachedProcess(process.execPath, ['-e', script], {
+    cwd: dir,
+    env: process.env,
+    logFile: join(dir, 'out.log'),
+    onLine: (l) => lines.push(l),
+    onWarn: (w) => warnings.push(w),
+    pollMs: 50,
+  });
   await until('the process to start', () => (lines.includes('up') ? true : undefined), 30_000);
   assert.equal(await p.stop(500), 'killed');
   assert.deepEqual(await p.exited, { code: null, signal: 'SIGKILL' });

@@ -4,7 +4,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HealthPoller, backendRowDetail, describeHealth, healthTargets, nextDelayMs, nextHealth, type HealthState } from '../../src/extension/model/backendHealth.js';
+import {
+  HealthPoller,
+  backendRowDetail,
+  describeHealth,
+  healthTargets,
+  nextDelayMs,
+  nextHealth,
+  type HealthState,
+} from '../../src/extension/model/backendHealth.js';
 import { until } from '../support/until.js';
 import { describeBackend } from '../../src/extension/model/runsModel.js';
 
@@ -43,10 +51,21 @@ test('health state: unreachable keeps the time it first failed; the retry delay 
 
 test('runs view backend row: the journaled capabilities, plus the configured backend health on runs of that kind', () => {
   const row = describeBackendLine();
-  const down = { kind: 'split', targets: ['http://gpu:8000/v1/models'], ...describeHealth('split', { status: 'unreachable', since: 0, checkedAt: 0, failures: 2, error: 'sampler http://gpu:8000/v1/models: ECONNREFUSED' }) };
+  const down = {
+    kind: 'split',
+    targets: ['http://gpu:8000/v1/models'],
+    ...describeHealth('split', { status: 'unreachable', since: 0, checkedAt: 0, failures: 2, error: 'sampler http://gpu:8000/v1/models: ECONNREFUSED' }),
+  };
   assert.equal(backendRowDetail(row, down), `${row} · unreachable since 00:00:00 UTC (sampler http://gpu:8000/v1/models: ECONNREFUSED; 2 failed checks)`);
   assert.equal(backendRowDetail(row, { ...down, kind: 'tinker' }), row, 'another kind of backend is configured now: its health says nothing about this run');
-  assert.equal(backendRowDetail('embedded · training full · token ids yes · logprobs yes', { kind: 'embedded', targets: [], text: 'embedded: in this process (nothing to probe)' }), 'embedded · training full · token ids yes · logprobs yes');
+  assert.equal(
+    backendRowDetail('embedded · training full · token ids yes · logprobs yes', {
+      kind: 'embedded',
+      targets: [],
+      text: 'embedded: in this process (nothing to probe)',
+    }),
+    'embedded · training full · token ids yes · logprobs yes',
+  );
 });
 
 function describeBackendLine(): string {
@@ -57,30 +76,38 @@ function listen(server: Server, port = 0): Promise<number> {
   return new Promise((r) => server.listen(port, '127.0.0.1', () => r((server.address() as AddressInfo).port)));
 }
 
-test('health poller: a real server that answers (even 404) is ok; closed, it is unreachable since then; back, it is ok again', { timeout: 120_000 }, async () => {
-  const handler = (_req: unknown, res: { writeHead(n: number): { end(): void } }) => res.writeHead(404).end();
-  let server = createServer(handler);
-  const port = await listen(server);
-  const seen: HealthState[] = [];
-  const poller = new HealthPoller(() => [{ role: 'server', url: `http://127.0.0.1:${port}/v1/models` }], (s) => seen.push(s), () => ({ okMs: 200, retryMs: 100, maxRetryMs: 400 }));
-  try {
-    poller.start();
-    await until('ok', () => (poller.current().status === 'ok' ? true : undefined));
-    await new Promise<void>((r) => server.close(() => r()));
-    server.closeAllConnections();
-    const down = await until('unreachable twice', () => {
-      const s = poller.current();
-      return s.status === 'unreachable' && s.failures >= 2 ? s : undefined;
-    });
-    assert.match(down.error, new RegExp(`server http://127.0.0.1:${port}/v1/models: ECONNREFUSED`));
-    const firstDown = seen.find((s) => s.status === 'unreachable');
-    assert.equal(firstDown?.status === 'unreachable' && firstDown.since, down.since, 'since is the first failure');
-    server = createServer(handler);
-    await listen(server, port);
-    await until('ok again', () => (poller.current().status === 'ok' ? true : undefined));
-    assert.deepEqual([...new Set(seen.map((s) => s.status))], ['ok', 'unreachable']);
-  } finally {
-    poller.stop();
-    server.close();
-  }
-});
+test(
+  'health poller: a real server that answers (even 404) is ok; closed, it is unreachable since then; back, it is ok again',
+  { timeout: 120_000 },
+  async () => {
+    const handler = (_req: unknown, res: { writeHead(n: number): { end(): void } }) => res.writeHead(404).end();
+    let server = createServer(handler);
+    const port = await listen(server);
+    const seen: HealthState[] = [];
+    const poller = new HealthPoller(
+      () => [{ role: 'server', url: `http://127.0.0.1:${port}/v1/models` }],
+      (s) => seen.push(s),
+      () => ({ okMs: 200, retryMs: 100, maxRetryMs: 400 }),
+    );
+    try {
+      poller.start();
+      await until('ok', () => (poller.current().status === 'ok' ? true : undefined));
+      await new Promise<void>((r) => server.close(() => r()));
+      server.closeAllConnections();
+      const down = await until('unreachable twice', () => {
+        const s = poller.current();
+        return s.status === 'unreachable' && s.failures >= 2 ? s : undefined;
+      });
+      assert.match(down.error, new RegExp(`server http://127.0.0.1:${port}/v1/models: ECONNREFUSED`));
+      const firstDown = seen.find((s) => s.status === 'unreachable');
+      assert.equal(firstDown?.status === 'unreachable' && firstDown.since, down.since, 'since is the first failure');
+      server = createServer(handler);
+      await listen(server, port);
+      await until('ok again', () => (poller.current().status === 'ok' ? true : undefined));
+      assert.deepEqual([...new Set(seen.map((s) => s.status))], ['ok', 'unreachable']);
+    } finally {
+      poller.stop();
+      server.close();
+    }
+  },
+);

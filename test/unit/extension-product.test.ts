@@ -48,7 +48,7 @@ test('the whale task type declares run, step and eval', () => {
   assert.match(src, /const COMMANDS = \['run', 'step', 'eval'\] as const/);
 });
 
-test('a project in a subfolder is found; with several, the first folder\'s wins and the others are named', () => {
+test("a project in a subfolder is found; with several, the first folder's wins and the others are named", () => {
   const ws = mkdtempSync(join(tmpdir(), 'whale-ws-'));
   const a = join(ws, 'a');
   const b = join(ws, 'b');

@@ -23,7 +23,17 @@ function journal(acceptance: Record<string, unknown>): JournalEntry[] {
     { type: 'phase_completed', at, phase: 0, kind: 'weight', version: V1, harness: H0 },
     { type: 'phase_started', at, phase: 1, kind: 'harness', cycle: 0, version: V1, harness: H0 },
     { type: 'candidate_scored', at, phase: 1, round: 0, treeHash: H0, version: V1, mean: 0.5, se: 0.1, meanTurns: 2, cacheHit: false },
-    { type: 'proposal', at, phase: 1, round: 1, candidates: [{ dir: 'x' }, { dir: 'y' }, { dir: 'z' }], report: 'tried topk', dollars: 0.25, proposer: 'llm', sessionLog: 'proposer/phase-1-round-1.jsonl' },
+    {
+      type: 'proposal',
+      at,
+      phase: 1,
+      round: 1,
+      candidates: [{ dir: 'x' }, { dir: 'y' }, { dir: 'z' }],
+      report: 'tried topk',
+      dollars: 0.25,
+      proposer: 'llm',
+      sessionLog: 'proposer/phase-1-round-1.jsonl',
+    },
     { type: 'candidate_scored', at, phase: 1, round: 1, treeHash: A, version: V1, mean: 0.625, se: 0.05, meanTurns: 3.5, cacheHit: false },
     { type: 'candidate_invalid', at, phase: 1, round: 1, treeHash: B, reasons: ['bundle: Cannot find module x', 'smoke rollout crashed'] },
     { type: 'candidate_invalid', at, phase: 1, round: 1, treeHash: null, dir: '/tmp/gone', reasons: ['the proposer reported a folder that does not exist'] },
@@ -40,7 +50,14 @@ function journal(acceptance: Record<string, unknown>): JournalEntry[] {
 test('runs model: a harness phase as rounds → candidates with scores or reasons → the accepted one and its rule', () => {
   const run = runModel('r', journal({ rule: 'archive-best', chosen: A }), { isAlive: () => false });
   const phase = run.cycles[0].phases[1];
-  assert.deepEqual(phase.roundsDetail!.map((r) => [r.round, r.candidates.length, r.done]), [[0, 1, false], [1, 3, true], [2, 1, true]]);
+  assert.deepEqual(
+    phase.roundsDetail!.map((r) => [r.round, r.candidates.length, r.done]),
+    [
+      [0, 1, false],
+      [1, 3, true],
+      [2, 1, true],
+    ],
+  );
   const [a, b, gone] = phase.roundsDetail![1].candidates;
   assert.equal(a.treeHash, A);
   assert.equal(a.accepted, true);
@@ -60,8 +77,12 @@ test('runs model: a harness phase as rounds → candidates with scores or reason
 });
 
 test('runs model: paired acceptance that keeps the incumbent, and an older candidate that wins', () => {
-  const kept = runModel('r', journal({ rule: 'paired', chosen: H0, pairedChoice: H0, diff: 0.01, seDiff: 0.03, changedChoice: true }), { isAlive: () => false }).cycles[0].phases[1];
-  assert.equal(describeAcceptance(kept.acceptance!), 'paired: aaaaaaaa · the incumbent stays · paired advantage 1.0 ± 3.0 · overturned the archive-best bbbbbbbb');
+  const kept = runModel('r', journal({ rule: 'paired', chosen: H0, pairedChoice: H0, diff: 0.01, seDiff: 0.03, changedChoice: true }), { isAlive: () => false })
+    .cycles[0].phases[1];
+  assert.equal(
+    describeAcceptance(kept.acceptance!),
+    'paired: aaaaaaaa · the incumbent stays · paired advantage 1.0 ± 3.0 · overturned the archive-best bbbbbbbb',
+  );
   assert.ok(kept.roundsDetail![0].candidates[0].accepted, 'round 0 (the re-scored incumbent) carries the mark');
   const older = journal({ rule: 'archive-best', chosen: C });
   // C was scored in an earlier phase's round 1 and only re-scored (round 0) here: an older candidate won.
@@ -77,5 +98,8 @@ test('identity: every h0 figure says its split, harness and policy', () => {
     describeEvaluation({ meanAtK: 0.4, standardError: 0.05, k: 4, cacheHit: true, key: { split: 'val', harnessHash: H0, policyVersion: V0 } }, names),
     'mean@4 on the val split = 40.0% ± 5.0 · harness aaaaaaaa · under base (cached)',
   );
-  assert.equal(describeEvaluation({ meanAtK: 0.5, standardError: 0, k: 1, key: { split: 'harness', harnessHash: H0, policyVersion: '9999999999999999' } }, names), 'mean@1 on the harness split = 50.0% ± 0.0 · harness aaaaaaaa · under 99999999');
+  assert.equal(
+    describeEvaluation({ meanAtK: 0.5, standardError: 0, k: 1, key: { split: 'harness', harnessHash: H0, policyVersion: '9999999999999999' } }, names),
+    'mean@1 on the harness split = 50.0% ± 0.0 · harness aaaaaaaa · under 99999999',
+  );
 });

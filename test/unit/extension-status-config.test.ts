@@ -15,7 +15,16 @@ test('status bar: no project, idle, running phase X of cycle k, stopped, error �
   assert.deepEqual(statusState(false, []), { kind: 'no-project' });
   assert.match(statusView(statusState(false, [])).tooltip, /\(command:whale\.newProject\)/);
   assert.deepEqual(statusState(true, []), { kind: 'idle' });
-  const phase = { index: 3, kind: 'harness' as const, cycle: 1, status: 'running' as const, version: 'v', harness: 'h', started: { version: 'v', harness: 'h' }, rollouts: 0 };
+  const phase = {
+    index: 3,
+    kind: 'harness' as const,
+    cycle: 1,
+    status: 'running' as const,
+    version: 'v',
+    harness: 'h',
+    started: { version: 'v', harness: 'h' },
+    rollouts: 0,
+  };
   const running = statusState(true, [run('b', 'paused'), run('a', 'running', { current: phase })]);
   assert.deepEqual(running, { kind: 'running', run: 'a', phase: 3, phaseKind: 'harness', cycle: 1 });
   const v = statusView(running);
@@ -27,13 +36,27 @@ test('status bar: no project, idle, running phase X of cycle k, stopped, error �
   assert.equal(statusView(dead).error, true);
   assert.match(statusView(dead).tooltip, /command:whale\.resumeRun/);
   const withBackend = statusView(running, describeBackend({ kind: 'tinker', capabilities: { update: 'lora', tokenIds: true, logprobs: false } }));
-  assert.match(withBackend.tooltip, /Backend: tinker · training lora · token ids yes · logprobs no · \[Check Backend Health\]\(command:whale\.backend\.checkHealth\) · \[Connect Backend\]\(command:whale\.backend\.connect\)/);
-  const down = statusView(running, 'split', { mark: '$(debug-disconnect)', text: 'split: unreachable since 02:05:10 UTC (sampler http://gpu:8000/v1/models: ECONNREFUSED; 3 failed checks)' });
+  assert.match(
+    withBackend.tooltip,
+    /Backend: tinker · training lora · token ids yes · logprobs no · \[Check Backend Health\]\(command:whale\.backend\.checkHealth\) · \[Connect Backend\]\(command:whale\.backend\.connect\)/,
+  );
+  const down = statusView(running, 'split', {
+    mark: '$(debug-disconnect)',
+    text: 'split: unreachable since 02:05:10 UTC (sampler http://gpu:8000/v1/models: ECONNREFUSED; 3 failed checks)',
+  });
   assert.match(down.text, /\$\(debug-disconnect\)$/);
   assert.match(down.tooltip, /Configured backend split: unreachable since 02:05:10 UTC/);
-  assert.equal(statusView(running, 'embedded', { mark: '', text: 'embedded: in this process (nothing to probe)' }).text, statusView(running).text, 'no mark for the in-process backend');
+  assert.equal(
+    statusView(running, 'embedded', { mark: '', text: 'embedded: in this process (nothing to probe)' }).text,
+    statusView(running).text,
+    'no mark for the in-process backend',
+  );
   assert.equal(describeBackend(undefined), undefined, 'runs from before backends were journaled');
-  assert.equal(statusState(true, [run('a', 'finished')], 'the engine exited with code 1').kind, 'error', "this window's engine error shows until the next start");
+  assert.equal(
+    statusState(true, [run('a', 'finished')], 'the engine exited with code 1').kind,
+    'error',
+    "this window's engine error shows until the next start",
+  );
   // Resume Run is offered for a paused run, never for a finished one.
   const finished = statusView(statusState(true, [run('a', 'finished')]));
   assert.match(finished.tooltip, /^Latest run: `a` \(finished\)/);
@@ -50,7 +73,10 @@ test('config problems: zod errors with line, column and field; an unknown domain
   const k = p.find((x) => x.field === 'evaluation.k');
   assert.ok(k, JSON.stringify(p));
   assert.equal(k.line, 5);
-  assert.ok(p.some((x) => x.line === 1 || /bogus/.test(x.message)), 'the unknown key is reported');
+  assert.ok(
+    p.some((x) => x.line === 1 || /bogus/.test(x.message)),
+    'the unknown key is reported',
+  );
   const syntax = configProblems('{ "name": ', file);
   assert.ok(syntax.length >= 1 && syntax.every((x) => x.line === 1 && /invalid JSON/.test(x.message)), JSON.stringify(syntax));
   const missing = configProblems('{\n  "name": "x",\n  "domain": { "id": "nosuch" },\n  "harness": "h0"\n}\n', file);

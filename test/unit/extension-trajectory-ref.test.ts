@@ -5,7 +5,14 @@ import assert from 'node:assert/strict';
 import { refFromParts, refToParts } from '../../src/extension/trajectories/ref.js';
 
 test('a trajectory address round-trips: store, key hash, line, id, task and sample', () => {
-  const ref = { store: '/home/ana/my project/.whale', keyHash: '1cb556ad479e5212e0df70b3', index: 1234, id: 'h-kbqa-0200-3-ab&c', taskId: 'kbqa-weight-0200', sample: 3 };
+  const ref = {
+    store: '/home/ana/my project/.whale',
+    keyHash: '1cb556ad479e5212e0df70b3',
+    index: 1234,
+    id: 'h-kbqa-0200-3-ab&c',
+    taskId: 'kbqa-weight-0200',
+    sample: 3,
+  };
   const parts = refToParts(ref);
   assert.equal(parts.path, '/1cb556ad479e5212e0df70b3/1234/kbqa-weight-0200-s3.whale-transcript');
   assert.deepEqual(refFromParts(parts.path, parts.query), ref);
@@ -16,6 +23,9 @@ test('a trajectory address round-trips: store, key hash, line, id, task and samp
 });
 
 test('an address that is not a trajectory says what is wrong', () => {
-  assert.throws(() => refFromParts('/etc/passwd', 'store=/s'), /not a trajectory address: \/etc\/passwd \(expected \/<key hash>\/<line>\/<title>\.whale-transcript\)/);
+  assert.throws(
+    () => refFromParts('/etc/passwd', 'store=/s'),
+    /not a trajectory address: \/etc\/passwd \(expected \/<key hash>\/<line>\/<title>\.whale-transcript\)/,
+  );
   assert.throws(() => refFromParts('/abcdef0123/4/t.whale-transcript', ''), /names no run store/);
 });

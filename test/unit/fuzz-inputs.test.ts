@@ -16,7 +16,24 @@ import { fixture } from '../fixtures/harnesses/helpers.js';
 const root = mkdtempSync(join(tmpdir(), 'whale-fuzz-'));
 test.after(() => rmSync(root, { recursive: true, force: true }));
 
-const ODD: unknown[] = [null, -1, 0, 1e308, -0, '', 'x'.repeat(300), [], {}, true, '../../etc/passwd', '\u0000', { __proto__: { polluted: 1 } }, [[[]]], NaN, '{"a":'];
+const ODD: unknown[] = [
+  null,
+  -1,
+  0,
+  1e308,
+  -0,
+  '',
+  'x'.repeat(300),
+  [],
+  {},
+  true,
+  '../../etc/passwd',
+  '\u0000',
+  { __proto__: { polluted: 1 } },
+  [[[]]],
+  NaN,
+  '{"a":',
+];
 
 /** A structural mutation of a JSON value: replace, delete or add a field somewhere inside. */
 function mutate(v: unknown, rng: Rng, depth = 0): unknown {
@@ -47,7 +64,17 @@ function garble(s: string, rng: Rng): string {
   }
 }
 
-const VALID_CONFIG = { name: 'fuzz', domain: { id: 'kbqa', options: { sizes: { val: 4 } } }, harness: 'h0', backend: { kind: 'embedded' }, evaluation: { k: 2, concurrency: 2 }, rsft: { batchPrompts: 4, groupSize: 2 }, search: { candidatesPerRound: 1 }, schedule: { epochs: 0.5, iterations: 2, cycles: 1 }, sandbox: { wallMs: 1000 } };
+const VALID_CONFIG = {
+  name: 'fuzz',
+  domain: { id: 'kbqa', options: { sizes: { val: 4 } } },
+  harness: 'h0',
+  backend: { kind: 'embedded' },
+  evaluation: { k: 2, concurrency: 2 },
+  rsft: { batchPrompts: 4, groupSize: 2 },
+  search: { candidatesPerRound: 1 },
+  schedule: { epochs: 0.5, iterations: 2, cycles: 1 },
+  sandbox: { wallMs: 1000 },
+};
 
 test('config: 400 seeded mutants are accepted or refused with an InputError naming the file', () => {
   const rng = new Rng(20261201);
@@ -69,7 +96,13 @@ test('config: 400 seeded mutants are accepted or refused with an InputError nami
 
 test('harness.json: 150 seeded mutants are prepared or refused with an InputError', async () => {
   const rng = new Rng(7);
-  const base = { name: 'fuzz', runtime: 'node', entry: 'harness.ts', knobs: { topk: { type: 'int', min: 1, max: 5, default: 2 }, style: { type: 'enum', values: ['a', 'b'], default: 'a' } }, prompts: { system: 'hi' } };
+  const base = {
+    name: 'fuzz',
+    runtime: 'node',
+    entry: 'harness.ts',
+    knobs: { topk: { type: 'int', min: 1, max: 5, default: 2 }, style: { type: 'enum', values: ['a', 'b'], default: 'a' } },
+    prompts: { system: 'hi' },
+  };
   const dir = join(root, 'cand');
   cpSync(fixture('good'), dir, { recursive: true });
   let refused = 0;
@@ -88,7 +121,12 @@ test('harness.json: 150 seeded mutants are prepared or refused with an InputErro
 
 test('protocol: 3000 seeded mutant lines from a child never throw, and only well-formed ones parse', () => {
   const rng = new Rng(99);
-  const valid = [{ type: 'ready', protocol: 1, runtime: 'node' }, { type: 'log', message: 'm', data: { a: 1 } }, { type: 'result', answer: 'red' }, { type: 'error', message: 'boom' }];
+  const valid = [
+    { type: 'ready', protocol: 1, runtime: 'node' },
+    { type: 'log', message: 'm', data: { a: 1 } },
+    { type: 'result', answer: 'red' },
+    { type: 'error', message: 'boom' },
+  ];
   let parsed = 0;
   for (let i = 0; i < 3000; i++) {
     const msg = rng.pick(valid);

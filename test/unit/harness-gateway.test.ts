@@ -18,7 +18,11 @@ function newSession(limits = { maxTurns: 2, maxTokens: 100, maxTokensPerCall: 8 
 }
 
 async function post(url: string, token: string | undefined, body: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
@@ -30,7 +34,11 @@ describe('recording gateway', () => {
     const s = newSession();
     const info = gateway.register(s, { viaSocket: false });
     assert.match(info.baseUrl, new RegExp(`^http://127\\.0\\.0\\.1:\\d+/rollout/${s.id}/v1$`));
-    const r = await post(`${info.baseUrl}/chat/completions`, info.token, { model: 'anything', messages: [{ role: 'user', content: [{ type: 'text', text: task.public.question }] }], temperature: 0 });
+    const r = await post(`${info.baseUrl}/chat/completions`, info.token, {
+      model: 'anything',
+      messages: [{ role: 'user', content: [{ type: 'text', text: task.public.question }] }],
+      temperature: 0,
+    });
     assert.equal(r.status, 200);
     const choice = (r.json.choices as { message: { content: string }; finish_reason: string }[])[0];
     assert.equal(choice.message.content, 'search alba');
@@ -39,7 +47,7 @@ describe('recording gateway', () => {
     assert.equal((r.json.usage as { completion_tokens: number }).completion_tokens, 2);
     assert.equal(s.modelCalls.length, 1);
     assert.equal(s.modelCalls[0].messages[0].content, task.public.question); // content parts flattened
-    assert.equal(s.modelCalls[0].params.temperature, TEST_SAMPLING.temperature, 'the session\'s sampling, not the harness\'s temperature 0');
+    assert.equal(s.modelCalls[0].params.temperature, TEST_SAMPLING.temperature, "the session's sampling, not the harness's temperature 0");
     assert.equal(s.modelCalls[0].params.requested_temperature, 0);
     assert.equal(s.modelCalls[0].params.max_tokens, 8);
     gateway.unregister(s);
@@ -89,10 +97,18 @@ describe('recording gateway', () => {
     assert.ok(info.socketPath);
     const body = JSON.stringify({ messages: [{ role: 'user', content: task.public.question }] });
     const status = await new Promise<number>((resolve, reject) => {
-      const req = http.request({ socketPath: info.socketPath, path: new URL(`${info.baseUrl}/chat/completions`).pathname, method: 'POST', headers: { authorization: `Bearer ${info.token}`, 'content-type': 'application/json' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = http.request(
+        {
+          socketPath: info.socketPath,
+          path: new URL(`${info.baseUrl}/chat/completions`).pathname,
+          method: 'POST',
+          headers: { authorization: `Bearer ${info.token}`, 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -104,7 +120,9 @@ describe('recording gateway', () => {
   it('counts turns before awaiting, so parallel calls cannot overrun the limit', async () => {
     const s = newSession({ maxTurns: 2, maxTokens: 100, maxTokensPerCall: 8 });
     const info = gateway.register(s, { viaSocket: false });
-    const results = await Promise.all(Array.from({ length: 5 }, () => post(`${info.baseUrl}/chat/completions`, info.token, { messages: [{ role: 'user', content: 'hi' }] })));
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => post(`${info.baseUrl}/chat/completions`, info.token, { messages: [{ role: 'user', content: 'hi' }] })),
+    );
     assert.deepEqual(results.map((r) => r.status).sort(), [200, 200, 429, 429, 429]);
     assert.equal(s.limitHit?.termination, 'turn_limit');
     assert.equal(s.modelCalls.length, 2);

@@ -46,7 +46,10 @@ describe('materialised candidates', () => {
         mkdirSync(join(d, skipped, 'sub'), { recursive: true });
         symlinkSync('/etc', join(d, skipped, 'sub', 'outside'));
       });
-      await assert.rejects(rt.prepare(dir), (e: unknown) => e instanceof InputError && e.message.includes(join(skipped, 'sub', 'outside')) && /symbolic link/.test(e.message));
+      await assert.rejects(
+        rt.prepare(dir),
+        (e: unknown) => e instanceof InputError && e.message.includes(join(skipped, 'sub', 'outside')) && /symbolic link/.test(e.message),
+      );
     });
   }
 
@@ -61,7 +64,10 @@ describe('materialised candidates', () => {
     assert.equal(prepared.treeHash, gitTreeHash(dir));
     const t = await rt.rollout(prepared, fixtureTasks('val', 1)[0], { sampleIndex: 0, seed: 0 });
     assert.equal(t.finalAnswer, 'unreadable', `${t.termination}: ${t.terminationDetail}`);
-    const own = await rt.rollout(await rt.prepare(reader('own.txt', (d) => writeFileSync(join(d, 'own.txt'), 'mine'))), fixtureTasks('val', 1)[0], { sampleIndex: 0, seed: 0 });
+    const own = await rt.rollout(await rt.prepare(reader('own.txt', (d) => writeFileSync(join(d, 'own.txt'), 'mine'))), fixtureTasks('val', 1)[0], {
+      sampleIndex: 0,
+      seed: 0,
+    });
     assert.equal(own.finalAnswer, 'mine', 'its own files are there');
   });
 
@@ -71,7 +77,10 @@ describe('materialised candidates', () => {
       const dir = candidate((d) => {
         mkdirSync(join(d, 'node_modules', 'lib'), { recursive: true });
         writeFileSync(join(d, 'node_modules', 'lib', 'index.js'), `export const answer = ${JSON.stringify(answer)};\n`);
-        writeFileSync(join(d, 'harness.ts'), `import { answer } from './node_modules/lib/index.js';\nimport { defineHarness } from 'whale-harness';\nexport default defineHarness({ async run() { return { answer }; } });\n`);
+        writeFileSync(
+          join(d, 'harness.ts'),
+          `import { answer } from './node_modules/lib/index.js';\nimport { defineHarness } from 'whale-harness';\nexport default defineHarness({ async run() { return { answer }; } });\n`,
+        );
       });
       try {
         const p = await rt.prepare(dir);

@@ -62,11 +62,20 @@ function project(harness: 'node' | 'command'): string {
   if (harness === 'node') cpSync(fixture('hang'), join(dir, 'h'), { recursive: true });
   else {
     cpSync(fixture('hang'), join(dir, 'h'), { recursive: true });
-    writeFileSync(join(dir, 'h', 'harness.json'), JSON.stringify({ name: 'sleeper', runtime: 'command', command: ['python3', '-c', 'import time\ntime.sleep(600)'] }));
+    writeFileSync(
+      join(dir, 'h', 'harness.json'),
+      JSON.stringify({ name: 'sleeper', runtime: 'command', command: ['python3', '-c', 'import time\ntime.sleep(600)'] }),
+    );
   }
   writeFileSync(
     join(dir, 'whale.config.json'),
-    JSON.stringify({ name: 'orphans', domain: { id: 'kbqa', options: { sizes: { weight: 4, harness: 4, val: 4, test: 4 } } }, harness: 'h', evaluation: { k: 1, concurrency: 2 }, sandbox: { wallMs: 300_000, cpuMs: 20_000 } }),
+    JSON.stringify({
+      name: 'orphans',
+      domain: { id: 'kbqa', options: { sizes: { weight: 4, harness: 4, val: 4, test: 4 } } },
+      harness: 'h',
+      evaluation: { k: 1, concurrency: 2 },
+      sandbox: { wallMs: 300_000, cpuMs: 20_000 },
+    }),
   );
   return dir;
 }
@@ -76,49 +85,62 @@ for (const [harness, signal] of [
   ['node', 'SIGTERM'],
   ['command', 'SIGKILL'],
 ] as const) {
-  test(`${harness} harnesses do not outlive \`whale eval\` killed with ${signal}; its gateway folder is swept by the next engine`, { skip: !linux, timeout: 300_000 }, async () => {
-    const dir = project(harness);
-    const proc = spawn(process.execPath, ['--import', tsx, dev, 'eval'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    let left: number[] = [];
-    try {
-      await until('two harnesses running', () => {
-        if (proc.exitCode !== null) throw new Error(`whale eval exited early: ${stderr}`);
-        return harnessPids(dir).length >= 2;
-      });
-      const engine = proc.pid!;
-      assert.ok(gwDirs(engine).length > 0, 'the gateway folder names its engine');
-      proc.kill(signal);
-      await new Promise((r) => proc.once('exit', r));
-      await until('the harnesses to die', () => harnessPids(dir).length === 0, 5_000).catch(() => undefined);
-      left = harnessPids(dir);
-      // Node harnesses are the engine's direct children: the kernel's parent-death signal takes them at once.
-      if (harness === 'node') assert.deepEqual(left, [], `harness processes outlived their engine: ${left.map((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ')).join('\n')}`);
-      // Whatever escaped that (a wrapper that drops the signal, a kill mid-spawn) the next engine reaps,
-      // and it sweeps what the dead one left in the temp folder.
-      if (signal === 'SIGKILL') assert.ok(gwDirs(engine).length > 0, 'a SIGKILLed engine leaves its gateway folder');
-      const next = spawn(process.execPath, ['--import', tsx, dev, 'eval', '--limit', '1'], { cwd: dir, stdio: 'ignore' });
+  test(
+    `${harness} harnesses do not outlive \`whale eval\` killed with ${signal}; its gateway folder is swept by the next engine`,
+    { skip: !linux, timeout: 300_000 },
+    async () => {
+      const dir = project(harness);
+      const proc = spawn(process.execPath, ['--import', tsx, dev, 'eval'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      let left: number[] = [];
       try {
-        await until('the next engine to sweep and reap', () => gwDirs(engine).length === 0 && harnessPids(dir).every((p) => isChildOf(p, next.pid!)), 120_000);
-      } finally {
-        next.kill('SIGKILL');
-      }
-    } finally {
-      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
-      for (const p of harnessPids(dir)) {
+        await until('two harnesses running', () => {
+          if (proc.exitCode !== null) throw new Error(`whale eval exited early: ${stderr}`);
+          return harnessPids(dir).length >= 2;
+        });
+        const engine = proc.pid!;
+        assert.ok(gwDirs(engine).length > 0, 'the gateway folder names its engine');
+        proc.kill(signal);
+        await new Promise((r) => proc.once('exit', r));
+        await until('the harnesses to die', () => harnessPids(dir).length === 0, 5_000).catch(() => undefined);
+        left = harnessPids(dir);
+        // Node harnesses are the engine's direct children: the kernel's parent-death signal takes them at once.
+        if (harness === 'node')
+          assert.deepEqual(
+            left,
+            [],
+            `harness processes outlived their engine: ${left.map((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ')).join('\n')}`,
+          );
+        // Whatever escaped that (a wrapper that drops the signal, a kill mid-spawn) the next engine reaps,
+        // and it sweeps what the dead one left in the temp folder.
+        if (signal === 'SIGKILL') assert.ok(gwDirs(engine).length > 0, 'a SIGKILLed engine leaves its gateway folder');
+        const next = spawn(process.execPath, ['--import', tsx, dev, 'eval', '--limit', '1'], { cwd: dir, stdio: 'ignore' });
         try {
-          process.kill(p, 'SIGKILL');
-        } catch {
-          // already gone
+          await until(
+            'the next engine to sweep and reap',
+            () => gwDirs(engine).length === 0 && harnessPids(dir).every((p) => isChildOf(p, next.pid!)),
+            120_000,
+          );
+        } finally {
+          next.kill('SIGKILL');
         }
+      } finally {
+        if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+        for (const p of harnessPids(dir)) {
+          try {
+            process.kill(p, 'SIGKILL');
+          } catch {
+            // already gone
+          }
+        }
+        if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
       }
-      if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 }
 
-test('the reaper kills a marked process whose engine is gone, and leaves a live engine\'s alone', { skip: !linux }, async () => {
+test("the reaper kills a marked process whose engine is gone, and leaves a live engine's alone", { skip: !linux }, async () => {
   const { reapOrphanedHarnesses, ENGINE_MARKER, engineMarker } = await import('../../src/harness/reaper.js');
   const orphan = spawn('sleep', ['60'], { env: { [ENGINE_MARKER]: '999999:12345' }, stdio: 'ignore' });
   const mine = spawn('sleep', ['60'], { env: { [ENGINE_MARKER]: engineMarker() }, stdio: 'ignore' });
@@ -127,7 +149,7 @@ test('the reaper kills a marked process whose engine is gone, and leaves a live 
     assert.ok(reapOrphanedHarnesses() >= 1);
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(orphan.signalCode, 'SIGKILL');
-    assert.equal(mine.exitCode ?? mine.signalCode, null, 'a live engine\'s harness is left alone');
+    assert.equal(mine.exitCode ?? mine.signalCode, null, "a live engine's harness is left alone");
   } finally {
     orphan.kill('SIGKILL');
     mine.kill('SIGKILL');

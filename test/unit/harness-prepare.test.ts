@@ -42,7 +42,10 @@ describe('preparing a candidate', () => {
     // Written here rather than kept as a fixture, so the linters never see a file that cannot parse.
     const dir = mkdtempSync(join(tmpdir(), 'whale-cand-'));
     writeFileSync(join(dir, 'harness.json'), '{ "name": "x", "entry": "harness.js" }');
-    writeFileSync(join(dir, 'harness.js'), "import { defineHarness } from 'whale-harness';\n\nexport default defineHarness({\n  async run(task) {\n    return { answer: task.question ) };\n  },\n});\n");
+    writeFileSync(
+      join(dir, 'harness.js'),
+      "import { defineHarness } from 'whale-harness';\n\nexport default defineHarness({\n  async run(task) {\n    return { answer: task.question ) };\n  },\n});\n",
+    );
     const e = await inputError(rt.prepare(dir));
     assert.equal(e.location.file, join(dir, 'harness.js'));
     assert.equal(e.location.line, 5);
@@ -92,7 +95,11 @@ describe('preparing a candidate', () => {
     const code = readFileSync(a.bundleFile, 'utf8');
     assert.ok(!/from ['"]whale-harness['"]/.test(code));
     assert.match(code, /defineHarness/);
-    await rt.rollout(a, { id: 't', split: 'val', public: { id: 't', question: 'what is the colour of alba ?' }, private: { answer: 'red', facts: [] } }, { sampleIndex: 0, seed: 0 });
+    await rt.rollout(
+      a,
+      { id: 't', split: 'val', public: { id: 't', question: 'what is the colour of alba ?' }, private: { answer: 'red', facts: [] } },
+      { sampleIndex: 0, seed: 0 },
+    );
     assert.equal(gitTreeHash(dir), before);
     // A changed folder is a different candidate with a different bundle.
     writeFileSync(join(dir, 'notes.md'), 'changed');

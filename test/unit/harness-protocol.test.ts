@@ -28,7 +28,15 @@ describe('harness protocol', () => {
   });
 
   it('rejects garbage, unknown types, wrong shapes and oversized fields without throwing', () => {
-    const bad = ['hello', '{"type":"result"}', '{"type":"shell","cmd":"rm"}', '{"type":"ready","protocol":2}', '[1,2]', 'null', JSON.stringify({ type: 'result', answer: 'x'.repeat(MAX_ANSWER_CHARS + 1) })];
+    const bad = [
+      'hello',
+      '{"type":"result"}',
+      '{"type":"shell","cmd":"rm"}',
+      '{"type":"ready","protocol":2}',
+      '[1,2]',
+      'null',
+      JSON.stringify({ type: 'result', answer: 'x'.repeat(MAX_ANSWER_CHARS + 1) }),
+    ];
     for (const line of bad) {
       const r = parseLine(ChildMessage, line);
       assert.equal(r.ok, false, line.slice(0, 40));
@@ -40,7 +48,11 @@ describe('harness protocol', () => {
   it('frames lines across chunks and reports an overlong line instead of buffering it', () => {
     const lines: string[] = [];
     const overlong: number[] = [];
-    const s = new LineSplitter((l) => lines.push(l), (n) => overlong.push(n), 10);
+    const s = new LineSplitter(
+      (l) => lines.push(l),
+      (n) => overlong.push(n),
+      10,
+    );
     s.push('{"a"');
     s.push(':1}\n\n{"b":2}\r\n{"c"');
     assert.deepEqual(lines, ['{"a":1}', '{"b":2}']);

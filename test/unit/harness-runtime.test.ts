@@ -69,11 +69,14 @@ describe('harness runtime', () => {
     assert.ok(!(t.finalAnswer ?? '').includes('"answer"'), 'private data must not reach the harness');
     assert.deepEqual(seen.knobs, { topk: 3, mode: 'a' });
     assert.deepEqual(seen.prompts, { system: 'be brief .' });
-    assert.deepEqual((seen.tools as { name: string }[]).map((x) => x.name), ['search']);
+    assert.deepEqual(
+      (seen.tools as { name: string }[]).map((x) => x.name),
+      ['search'],
+    );
     assert.deepEqual(seen.limits, { maxTurns: 4, maxTokens: 200, maxTokensPerCall: 12, wallMs: 8000 });
   });
 
-  it('enforces the run config\'s sampling whatever the harness asks (recording what it asked), and clamps max_tokens', async () => {
+  it("enforces the run config's sampling whatever the harness asks (recording what it asked), and clamps max_tokens", async () => {
     backend.requests.length = 0;
     const prepared = await rt.prepare(fixture('good'));
     await rt.rollout(prepared, fixtureTasks('val', 1)[0], { sampleIndex: 0, seed: 3 });
@@ -111,9 +114,18 @@ describe('harness runtime', () => {
       const t = await runAlongside(local.rt, await local.rt.prepare(fixture('greedy')), fixtureTasks('val', 1));
       assertFailed(t, 'token_limit', /used all 12 completion tokens/);
       // Asked for 1000 each time: got 5, 5, then the 2 left.
-      assert.deepEqual(t.modelCalls.map((c) => c.params.max_tokens), [5, 5, 2]);
-      assert.deepEqual(t.modelCalls.map((c) => c.params.requested_max_tokens), [1000, 1000, 1000]);
-      assert.deepEqual(t.modelCalls.map((c) => c.finishReason), ['length', 'length', 'length']);
+      assert.deepEqual(
+        t.modelCalls.map((c) => c.params.max_tokens),
+        [5, 5, 2],
+      );
+      assert.deepEqual(
+        t.modelCalls.map((c) => c.params.requested_max_tokens),
+        [1000, 1000, 1000],
+      );
+      assert.deepEqual(
+        t.modelCalls.map((c) => c.finishReason),
+        ['length', 'length', 'length'],
+      );
     } finally {
       await local.rt.close();
     }
@@ -132,7 +144,14 @@ describe('harness runtime', () => {
   });
 
   it('keeps `concurrency` rollouts in flight, so a batching backend sees full batches', async () => {
-    const local = setup({ concurrency: 8, script: (m) => ({ text: m.at(-1)?.role === 'tool' ? `answer ${/colour (\S+)/.exec(m.at(-1)?.content ?? '')?.[1]}` : `search ${/of (\S+)/.exec(m.at(-1)?.content ?? '')?.[1]}`, delayMs: 150 }) });
+    const local = setup({
+      concurrency: 8,
+      script: (m) => ({
+        text:
+          m.at(-1)?.role === 'tool' ? `answer ${/colour (\S+)/.exec(m.at(-1)?.content ?? '')?.[1]}` : `search ${/of (\S+)/.exec(m.at(-1)?.content ?? '')?.[1]}`,
+        delayMs: 150,
+      }),
+    });
     try {
       const prepared = await local.rt.prepare(fixture('good'));
       const items = Array.from({ length: 16 }, (_, i) => ({ task: fixtureTasks('val', 8)[i % 8], sampleIndex: Math.floor(i / 8), seed: i }));

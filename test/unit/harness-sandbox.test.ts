@@ -55,7 +55,12 @@ describe('harness sandbox', () => {
   });
 
   it('gives the harness a scrubbed environment: no keys planted in the parent leak', async () => {
-    const planted = { ANTHROPIC_API_KEY: 'sk-ant-PLANTED', OPENAI_API_KEY: 'sk-PLANTED', WHALE_SECRET: 'PLANTED-SECRET', NODE_OPTIONS: '--require /tmp/evil.js' };
+    const planted = {
+      ANTHROPIC_API_KEY: 'sk-ant-PLANTED',
+      OPENAI_API_KEY: 'sk-PLANTED',
+      WHALE_SECRET: 'PLANTED-SECRET',
+      NODE_OPTIONS: '--require /tmp/evil.js',
+    };
     Object.assign(process.env, planted);
     try {
       const prepared = await rt.prepare(fixture('env'));

@@ -37,7 +37,13 @@ function project(allowUnconfined: boolean | undefined): string {
   writeFileSync(join(dir, 'h', 'harness.json'), JSON.stringify({ name: 'escaper', runtime: 'command', command: ['python3', '-I', 'escape.py'] }));
   writeFileSync(
     join(dir, 'whale.config.json'),
-    JSON.stringify({ name: 'unconfined', domain: { id: 'kbqa', options: { sizes: { weight: 2, harness: 2, val: 2, test: 2 } } }, harness: 'h', evaluation: { k: 1, concurrency: 2 }, sandbox: { wallMs: 60_000, ...(allowUnconfined === undefined ? {} : { allowUnconfined }) } }),
+    JSON.stringify({
+      name: 'unconfined',
+      domain: { id: 'kbqa', options: { sizes: { weight: 2, harness: 2, val: 2, test: 2 } } },
+      harness: 'h',
+      evaluation: { k: 1, concurrency: 2 },
+      sandbox: { wallMs: 60_000, ...(allowUnconfined === undefined ? {} : { allowUnconfined }) },
+    }),
   );
   return dir;
 }
@@ -48,23 +54,27 @@ function evalIn(dir: string, path: string) {
   return { code: r.status, stderr: r.stderr, stdout: r.stdout, ms: Date.now() - t0 };
 }
 
-test('unconfined command harnesses are refused unless sandbox.allowUnconfined is set; the opt-in warns; a grandchild holding the pipes does not hold the engine', { skip: !linux, timeout: 300_000 }, () => {
-  const path = barePath();
-  const refused = project(undefined);
-  const allowed = project(true);
-  try {
-    const r = evalIn(refused, path);
-    assert.equal(r.code, 2, r.stderr);
-    assert.match(r.stderr, /sandbox\.allowUnconfined/);
-    assert.match(r.stderr, /bubblewrap/);
-    assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+test(
+  'unconfined command harnesses are refused unless sandbox.allowUnconfined is set; the opt-in warns; a grandchild holding the pipes does not hold the engine',
+  { skip: !linux, timeout: 300_000 },
+  () => {
+    const path = barePath();
+    const refused = project(undefined);
+    const allowed = project(true);
+    try {
+      const r = evalIn(refused, path);
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(r.stderr, /sandbox\.allowUnconfined/);
+      assert.match(r.stderr, /bubblewrap/);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
 
-    const ok = evalIn(allowed, path);
-    assert.equal(ok.code, 0, ok.stderr);
-    assert.match(ok.stderr, /WARNING.*UNCONFINED/s);
-    assert.ok(ok.ms < 40_000, `whale eval took ${ok.ms} ms: it waited on the grandchild's pipes`);
-  } finally {
-    for (const d of [refused, allowed, path]) rmSync(d, { recursive: true, force: true });
-    spawnSync('sh', ['-c', 'for p in $(pgrep -f "sleep 45.678"); do kill -9 $p; done']);
-  }
-});
+      const ok = evalIn(allowed, path);
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.match(ok.stderr, /WARNING.*UNCONFINED/s);
+      assert.ok(ok.ms < 40_000, `whale eval took ${ok.ms} ms: it waited on the grandchild's pipes`);
+    } finally {
+      for (const d of [refused, allowed, path]) rmSync(d, { recursive: true, force: true });
+      spawnSync('sh', ['-c', 'for p in $(pgrep -f "sleep 45.678"); do kill -9 $p; done']);
+    }
+  },
+);

@@ -72,13 +72,19 @@ test('the OpenAI-compatible server answers chat completions with token ids and l
   const { baseUrl, model } = await backend.endpoint();
   assert.match(baseUrl, /^http:\/\/127\.0\.0\.1:\d+\/v1$/);
   assert.equal(model, backend.currentVersion());
-  const post = (body: unknown) => fetch(`${baseUrl}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = (body: unknown) =>
+    fetch(`${baseUrl}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const res = await post({ model: 'current', messages: user('hello'), temperature: 0, max_tokens: 6, return_token_ids: true, logprobs: true, stop: '\n' });
   assert.equal(res.status, 200);
   const j = (await res.json()) as {
     model: string;
     prompt_token_ids: number[];
-    choices: { message: { role: string; content: string }; finish_reason: string; token_ids: number[]; logprobs: { content: { token: string; logprob: number }[] } }[];
+    choices: {
+      message: { role: string; content: string };
+      finish_reason: string;
+      token_ids: number[];
+      logprobs: { content: { token: string; logprob: number }[] };
+    }[];
     usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   };
   assert.equal(j.model, backend.currentVersion());
@@ -122,7 +128,9 @@ test('concurrent HTTP requests are batched by the sampler', async () => {
   const before = backend.samplerStats()!.maxBatch;
   const replies = await Promise.all(
     Array.from({ length: 8 }, (_, i) =>
-      fetch(`${baseUrl}/chat/completions`, { method: 'POST', body: JSON.stringify({ messages: user('hello'), max_tokens: 20, seed: i }) }).then((r) => r.json()),
+      fetch(`${baseUrl}/chat/completions`, { method: 'POST', body: JSON.stringify({ messages: user('hello'), max_tokens: 20, seed: i }) }).then((r) =>
+        r.json(),
+      ),
     ),
   );
   assert.equal(replies.length, 8);

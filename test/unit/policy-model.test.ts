@@ -19,7 +19,16 @@ before(async () => {
  * The same network written the textbook way with stock tfjs ops only: gather embeddings, fused
  * q/k/v, 4-D attention with matMul's transpose flag, logSoftmax cross-entropy. Used as the reference.
  */
-function referenceLoss(P: Record<string, Tensor>, c: ModelConfig, ids: Int32Array, B: number, T: number, rows: Int32Array, targets: Int32Array, w: Float32Array): Tensor {
+function referenceLoss(
+  P: Record<string, Tensor>,
+  c: ModelConfig,
+  ids: Int32Array,
+  B: number,
+  T: number,
+  rows: Int32Array,
+  targets: Int32Array,
+  w: Float32Array,
+): Tensor {
   const t = tf();
   const d = c.dModel;
   const H = c.nHeads;
@@ -38,10 +47,22 @@ function referenceLoss(P: Record<string, Tensor>, c: ModelConfig, ids: Int32Arra
   for (let l = 0; l < c.nLayers; l++) {
     const p = `layer${l}.`;
     const h = ln(x, P[p + 'ln1.g'], P[p + 'ln1.b']);
-    const wq = t.concat(heads.map((i) => P[`${p}head${i}.q`]), 1);
-    const wk = t.concat(heads.map((i) => t.transpose(P[`${p}head${i}.kT`])), 1);
-    const wv = t.concat(heads.map((i) => P[`${p}head${i}.v`]), 1);
-    const wo = t.concat(heads.map((i) => P[`${p}head${i}.o`]), 0);
+    const wq = t.concat(
+      heads.map((i) => P[`${p}head${i}.q`]),
+      1,
+    );
+    const wk = t.concat(
+      heads.map((i) => t.transpose(P[`${p}head${i}.kT`])),
+      1,
+    );
+    const wv = t.concat(
+      heads.map((i) => P[`${p}head${i}.v`]),
+      1,
+    );
+    const wo = t.concat(
+      heads.map((i) => P[`${p}head${i}.o`]),
+      0,
+    );
     const q = toHeads(t.matMul(h, wq));
     const k = toHeads(t.matMul(h, wk));
     const v = toHeads(t.matMul(h, wv));
@@ -59,7 +80,7 @@ function referenceLoss(P: Record<string, Tensor>, c: ModelConfig, ids: Int32Arra
 
 function batchFixture(c: ModelConfig, B: number, T: number, seed = 3) {
   let s = seed;
-  const rnd = () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rnd = () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
   const ids = Int32Array.from({ length: B * T }, () => Math.floor(rnd() * c.vocabSize));
   const rows: number[] = [];
   const targets: number[] = [];
@@ -127,7 +148,10 @@ test('the fast model (custom ops, explicit-transpose matMul gradient, per-head 2
   let worstName = '';
   for (const [name, ref] of refGrads) {
     const scale = Math.max(1e-3, ...ref.map(Math.abs));
-    for (const [label, mine] of [['gather', ours.grads.get(name)!], ['onehot', oneHot.grads.get(name)!]] as const) {
+    for (const [label, mine] of [
+      ['gather', ours.grads.get(name)!],
+      ['onehot', oneHot.grads.get(name)!],
+    ] as const) {
       assert.equal(mine.length, ref.length, name);
       for (let i = 0; i < ref.length; i++) {
         const err = Math.abs(mine[i] - ref[i]) / scale;
@@ -197,7 +221,10 @@ test('no tensors leak across many training steps', () => {
   const tok = tinyTokenizer();
   const m = createModel(tinyConfig(tok.size), 5);
   const trainer = new Trainer(m, { learningRate: 1e-3, adam: { weightDecay: 0.01 } });
-  const seqs = [[tok.bosId, 20, 21, 22, 23, 24], [tok.bosId, 30, 31]];
+  const seqs = [
+    [tok.bosId, 20, 21, 22, 23, 24],
+    [tok.bosId, 30, 31],
+  ];
   trainer.pretrainStep(seqs);
   trainer.pretrainStep(seqs);
   const before = t.memory().numTensors;

@@ -100,7 +100,13 @@ test('KV-cache decoding matches a full forward pass (logprobs and greedy choices
   const prompts = [
     [tok.bosId],
     countPrompt(),
-    tok.encodeChat([{ role: 'system', content: 'the answer is' }, { role: 'user', content: 'hello world, search the answer' }], { addGenerationPrompt: true }),
+    tok.encodeChat(
+      [
+        { role: 'system', content: 'the answer is' },
+        { role: 'user', content: 'hello world, search the answer' },
+      ],
+      { addGenerationPrompt: true },
+    ),
     tok.encodeChat([{ role: 'user', content: 'é!' }], { addGenerationPrompt: true }),
   ];
   const jobs = prompts.flatMap((p, i) => [
@@ -113,7 +119,10 @@ test('KV-cache decoding matches a full forward pass (logprobs and greedy choices
     r.logprobs.forEach((x, j) => assert.ok(Math.abs(x - lp[j]) < 1e-4, `request ${k} token ${j}: ${x} vs ${lp[j]}`));
     if (k % 2 === 1) assert.deepEqual(r.completionTokenIds, argmax, `greedy request ${k}`);
   });
-  assert.ok(results.some((r) => r.promptTokenIds.length + r.completionTokenIds.length > 32), 'crossed a cache growth boundary');
+  assert.ok(
+    results.some((r) => r.promptTokenIds.length + r.completionTokenIds.length > 32),
+    'crossed a cache growth boundary',
+  );
 });
 
 test('concurrent requests are decoded together, and late arrivals join a running batch', async () => {

@@ -35,13 +35,19 @@ test('required words are single tokens in both forms; unknown leading-space form
   assert.equal(tok.encode(' hello').length, 1);
   assert.equal(tok.encode('hello world').length, 2);
   const t2 = new WordTokenizer(tok.tokens.filter((x) => x !== ' hello'));
-  assert.deepEqual(t2.encode(' hello').map((i) => t2.tokens[i]), [' ', 'hello']);
+  assert.deepEqual(
+    t2.encode(' hello').map((i) => t2.tokens[i]),
+    [' ', 'hello'],
+  );
 });
 
 test('non-ASCII characters become UTF-8 byte tokens', () => {
   const tok = tinyTokenizer();
   const ids = tok.encode('é');
-  assert.deepEqual(ids.map((i) => tok.tokens[i]), ['<0xC3>', '<0xA9>']);
+  assert.deepEqual(
+    ids.map((i) => tok.tokens[i]),
+    ['<0xC3>', '<0xA9>'],
+  );
   // a cut multi-byte character decodes to U+FFFD instead of throwing
   assert.equal(tok.decode([ids[0]]), '\uFFFD');
 });
@@ -85,7 +91,23 @@ test('chat template: <bos>, <|role|> content <|end|> per message, generation pro
   );
   assert.deepEqual(
     ids.map((i) => tok.tokens[i]),
-    ['<bos>', '<|system|>', 'the', ' answer', '<|end|>', '<|user|>', 'hello', '<|end|>', '<|assistant|>', 'world', '<|end|>', '<|tool|>', 'is', '<|end|>', '<|assistant|>'],
+    [
+      '<bos>',
+      '<|system|>',
+      'the',
+      ' answer',
+      '<|end|>',
+      '<|user|>',
+      'hello',
+      '<|end|>',
+      '<|assistant|>',
+      'world',
+      '<|end|>',
+      '<|tool|>',
+      'is',
+      '<|end|>',
+      '<|assistant|>',
+    ],
   );
   assert.equal(tok.decode(ids), 'the answerhelloworldis');
   assert.equal(tok.encodeChat([{ role: 'user', content: 'a' }]).at(-1), tok.endId);

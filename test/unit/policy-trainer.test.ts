@@ -2,7 +2,15 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadTf, tf } from '../../src/policy/embedded/tf.js';
 import { createModel, type TransformerModel } from '../../src/policy/embedded/model.js';
-import { computeGradients, minibatchPlan, rsftSequences, Trainer, trainRsft, transcriptToSequence, pretrainSequences } from '../../src/policy/embedded/trainer.js';
+import {
+  computeGradients,
+  minibatchPlan,
+  rsftSequences,
+  Trainer,
+  trainRsft,
+  transcriptToSequence,
+  pretrainSequences,
+} from '../../src/policy/embedded/trainer.js';
 import type { TrainExample } from '../../src/policy/types.js';
 import { tinyConfig, tinyTokenizer } from './policy-fixtures.js';
 
@@ -82,8 +90,12 @@ test('minibatches are cut by trajectory: the examples of one trajectory share a 
   for (const seed of [1, 2, 3, 4]) {
     const plan = minibatchPlan(groups.length, { minibatchSize: 2, seed }, groups);
     assert.deepEqual(plan.flat().sort(), [...groups.keys()], 'every example once');
-    for (const g of ['a', 'b']) assert.equal(new Set(plan.map((mb, k) => (mb.some((i) => groups[i] === g) ? k : -1)).filter((k) => k >= 0)).size, 1, `trajectory ${g} in one minibatch`);
-    assert.ok(plan.every((mb) => new Set(mb.map((i) => groups[i] ?? `#${i}`)).size <= 2), 'minibatchSize counts trajectories');
+    for (const g of ['a', 'b'])
+      assert.equal(new Set(plan.map((mb, k) => (mb.some((i) => groups[i] === g) ? k : -1)).filter((k) => k >= 0)).size, 1, `trajectory ${g} in one minibatch`);
+    assert.ok(
+      plan.every((mb) => new Set(mb.map((i) => groups[i] ?? `#${i}`)).size <= 2),
+      'minibatchSize counts trajectories',
+    );
   }
   assert.deepEqual(minibatchPlan(5, { minibatchSize: 2, seed: 7 }, []), minibatchPlan(5, { minibatchSize: 2, seed: 7 }));
 });

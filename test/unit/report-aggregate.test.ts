@@ -2,7 +2,17 @@
 // rollouts-to-reach-weight-only's-peak, the method table, and the document built from them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bestSoFarAt, meanCurve, methodTable, rolloutsToReach, runToReach, scheduleLabel, spread, summarizeRun, type RunSummary } from '../../src/report/aggregate.js';
+import {
+  bestSoFarAt,
+  meanCurve,
+  methodTable,
+  rolloutsToReach,
+  runToReach,
+  scheduleLabel,
+  spread,
+  summarizeRun,
+  type RunSummary,
+} from '../../src/report/aggregate.js';
 import { curveChartSpec, trainingChartSpec } from '../../src/report/charts.js';
 import { toHtml, toMarkdown } from '../../src/report/document.js';
 import { buildReport, fmtPctSpread, phaseSequence } from '../../src/report/report.js';
@@ -17,8 +27,28 @@ function handBuiltWhale() {
     .add('run_started', { runId: 'r1', method: 'whale', seed: 0, domain: 'd', h0: 'h0', harness: 'h0', version: 'base' })
     .add('validation', { phase: -1, version: 'base', harness: 'h0', mean: 0.2, se: 0.02, k: 4, newRollouts: 40 })
     .add('phase_started', { phase: 0, kind: 'weight', cycle: 0, mode: 'full', adaptive: false, version: 'base', harness: 'h0' })
-    .add('weight_step', { phase: 0, step: 0, globalStep: 0, newRollouts: 16, meanReward: 0.25, truncationRate: 0.5, acceptedFraction: 0.25, meanLoss: 1.2, versionAfter: 'v1' })
-    .add('weight_step', { phase: 0, step: 1, globalStep: 1, newRollouts: 16, meanReward: 0.3, truncationRate: 0.4, acceptedFraction: 0.3, meanLoss: null, versionAfter: 'v2' })
+    .add('weight_step', {
+      phase: 0,
+      step: 0,
+      globalStep: 0,
+      newRollouts: 16,
+      meanReward: 0.25,
+      truncationRate: 0.5,
+      acceptedFraction: 0.25,
+      meanLoss: 1.2,
+      versionAfter: 'v1',
+    })
+    .add('weight_step', {
+      phase: 0,
+      step: 1,
+      globalStep: 1,
+      newRollouts: 16,
+      meanReward: 0.3,
+      truncationRate: 0.4,
+      acceptedFraction: 0.3,
+      meanLoss: null,
+      versionAfter: 'v2',
+    })
     .add('phase_completed', { phase: 0, kind: 'weight', version: 'v2', harness: 'h0' })
     .add('validation', { phase: 0, version: 'v2', harness: 'h0', mean: 0.3, se: 0.02, k: 4, newRollouts: 40 })
     .add('phase_started', { phase: 1, kind: 'harness', cycle: 0, mode: 'full', adaptive: false, version: 'v2', harness: 'h0' })
@@ -27,11 +57,33 @@ function handBuiltWhale() {
     .add('candidate_scored', { phase: 1, round: 1, treeHash: 'hA', version: 'v2', mean: 0.4, se: 0.1, meanTurns: 1, newRollouts: 10 })
     .add('candidate_invalid', { phase: 1, round: 1, treeHash: 'hB', reasons: ['x'], newRollouts: 1 })
     .add('round_done', { phase: 1, round: 1, bestTreeHash: 'hA', bestMean: 0.4 })
-    .add('acceptance', { phase: 1, rule: 'paired', archiveBest: 'hA', archiveBestMean: 0.4, incumbent: 'h0', pairedChoice: 'h0', diff: 0.01, seDiff: 0.05, changedChoice: true, newRollouts: 20, chosen: 'h0' })
+    .add('acceptance', {
+      phase: 1,
+      rule: 'paired',
+      archiveBest: 'hA',
+      archiveBestMean: 0.4,
+      incumbent: 'h0',
+      pairedChoice: 'h0',
+      diff: 0.01,
+      seDiff: 0.05,
+      changedChoice: true,
+      newRollouts: 20,
+      chosen: 'h0',
+    })
     .add('phase_completed', { phase: 1, kind: 'harness', version: 'v2', harness: 'h0' })
     .add('validation', { phase: 1, version: 'v2', harness: 'h0', mean: 0.28, se: 0.02, k: 4, newRollouts: 40 })
     .add('phase_started', { phase: 2, kind: 'weight', cycle: 1, mode: 'full', adaptive: false, version: 'v2', harness: 'h0' })
-    .add('weight_step', { phase: 2, step: 0, globalStep: 2, newRollouts: 16, meanReward: 0.35, truncationRate: 0.3, acceptedFraction: 0.35, meanLoss: 1.0, versionAfter: 'v3' })
+    .add('weight_step', {
+      phase: 2,
+      step: 0,
+      globalStep: 2,
+      newRollouts: 16,
+      meanReward: 0.35,
+      truncationRate: 0.3,
+      acceptedFraction: 0.35,
+      meanLoss: 1.0,
+      versionAfter: 'v3',
+    })
     .add('phase_completed', { phase: 2, kind: 'weight', version: 'v3', harness: 'h0' })
     .add('validation', { phase: 2, version: 'v3', harness: 'h0', mean: 0.4, se: 0.02, k: 4, newRollouts: 40 })
     .add('test_evaluation', { version: 'v3', harness: 'h0', mean: 0.38, se: 0.03, k: 4, newRollouts: 40 })
@@ -43,14 +95,33 @@ function handBuiltWhale() {
  * A run whose validation after each phase has the given means, each phase costing `spend[i]`
  * rollouts (weight steps, or candidate scorings for harness-only).
  */
-function simpleRun(id: string, method: string, domain: string, seed: number, spend: number[], means: number[], opts: { test?: number; end?: 'completed' | 'stopped' | 'none' } = {}) {
+function simpleRun(
+  id: string,
+  method: string,
+  domain: string,
+  seed: number,
+  spend: number[],
+  means: number[],
+  opts: { test?: number; end?: 'completed' | 'stopped' | 'none' } = {},
+) {
   const j = new JournalBuilder();
   j.add('session_started', {}).add('run_started', { runId: id, method, seed, domain, h0: 'h0', harness: 'h0', version: 'base' });
   j.add('validation', { phase: -1, version: 'base', harness: 'h0', mean: means[0], se: 0.01, k: 8, newRollouts: 100 });
   spend.forEach((n, i) => {
     const kind = method === 'harness-only' ? 'harness' : 'weight';
     j.add('phase_started', { phase: i, kind });
-    if (kind === 'weight') j.add('weight_step', { phase: i, step: 0, globalStep: i, newRollouts: n, meanReward: means[i + 1], truncationRate: 0.1, acceptedFraction: means[i + 1], meanLoss: 1, versionAfter: `v${i + 1}` });
+    if (kind === 'weight')
+      j.add('weight_step', {
+        phase: i,
+        step: 0,
+        globalStep: i,
+        newRollouts: n,
+        meanReward: means[i + 1],
+        truncationRate: 0.1,
+        acceptedFraction: means[i + 1],
+        meanLoss: 1,
+        versionAfter: `v${i + 1}`,
+      });
     else j.add('candidate_scored', { phase: i, round: 0, treeHash: 'h0', version: 'base', mean: 0.1, se: 0.1, meanTurns: 1, newRollouts: n });
     j.add('phase_completed', { phase: i, kind, version: kind === 'weight' ? `v${i + 1}` : 'base', harness: 'h0' });
     j.add('validation', { phase: i, version: 'x', harness: 'h0', mean: means[i + 1], se: 0.01, k: 8, newRollouts: 100 });
@@ -69,9 +140,18 @@ test('summarizeRun: curve x counts training + search (incl. paired re-checks), n
   assert.equal(s.domain, 'd');
   assert.equal(s.seed, 0);
   assert.equal(s.k, 4);
-  assert.deepEqual(s.curve.map((p) => p.cumulativeRollouts), [0, 32, 73, 89]);
-  assert.deepEqual(s.curve.map((p) => p.bestSoFar), [0.2, 0.3, 0.3, 0.4]);
-  assert.deepEqual(s.curve.map((p) => p.phase), [-1, 0, 1, 2]);
+  assert.deepEqual(
+    s.curve.map((p) => p.cumulativeRollouts),
+    [0, 32, 73, 89],
+  );
+  assert.deepEqual(
+    s.curve.map((p) => p.bestSoFar),
+    [0.2, 0.3, 0.3, 0.4],
+  );
+  assert.deepEqual(
+    s.curve.map((p) => p.phase),
+    [-1, 0, 1, 2],
+  );
   assert.equal(s.ledger.trainingRollouts, 48);
   assert.equal(s.ledger.searchRollouts, 41);
   assert.equal(s.ledger.evalRollouts, 200);
@@ -84,11 +164,14 @@ test('summarizeRun: curve x counts training + search (incl. paired re-checks), n
 
 test('summarizeRun: phases, acceptance, paired-rule counts and training points', () => {
   const s = summarizeRun(handBuiltWhale());
-  assert.deepEqual(s.phases.map((p) => [p.phase, p.kind, p.completed, p.steps, p.scored, p.invalid]), [
-    [0, 'weight', true, 2, undefined, undefined],
-    [1, 'harness', true, undefined, 2, 1],
-    [2, 'weight', true, 1, undefined, undefined],
-  ]);
+  assert.deepEqual(
+    s.phases.map((p) => [p.phase, p.kind, p.completed, p.steps, p.scored, p.invalid]),
+    [
+      [0, 'weight', true, 2, undefined, undefined],
+      [1, 'harness', true, undefined, 2, 1],
+      [2, 'weight', true, 1, undefined, undefined],
+    ],
+  );
   const a = s.phases[1].acceptance!;
   assert.equal(a.rule, 'paired');
   assert.equal(a.archiveBest, 'hA');
@@ -97,12 +180,18 @@ test('summarizeRun: phases, acceptance, paired-rule counts and training points',
   assert.equal(a.olderCandidate, false);
   assert.equal(s.pairedUsed, 1);
   assert.equal(s.pairedChanged, 1);
-  assert.deepEqual(s.phases.map((p) => p.validation), [0.3, 0.28, 0.4]);
-  assert.deepEqual(s.training.map((t) => [t.globalStep, t.meanReward, t.truncationRate, t.meanLoss]), [
-    [0, 0.25, 0.5, 1.2],
-    [1, 0.3, 0.4, null],
-    [2, 0.35, 0.3, 1.0],
-  ]);
+  assert.deepEqual(
+    s.phases.map((p) => p.validation),
+    [0.3, 0.28, 0.4],
+  );
+  assert.deepEqual(
+    s.training.map((t) => [t.globalStep, t.meanReward, t.truncationRate, t.meanLoss]),
+    [
+      [0, 0.25, 0.5, 1.2],
+      [1, 0.3, 0.4, null],
+      [2, 0.35, 0.3, 1.0],
+    ],
+  );
   assert.equal(phaseSequence(s), 'W(2) H(2) W(1)');
 });
 
@@ -168,11 +257,20 @@ test('bestSoFarAt and meanCurve: step functions, union of x, carry-forward after
   assert.equal(bestSoFarAt(a, 99), 0.2);
   assert.equal(bestSoFarAt(a, 1e9), 0.4);
   const m = meanCurve([a, b, []]);
-  assert.deepEqual(m.map((p) => p.x), [0, 50, 60, 100, 120, 200]);
+  assert.deepEqual(
+    m.map((p) => p.x),
+    [0, 50, 60, 100, 120, 200],
+  );
   const means = [0.1, 0.15, 0.25, 0.325, 0.325, 0.35];
   m.forEach((p, i) => close(p.mean, means[i]));
-  assert.deepEqual(m.map((p) => p.n), [2, 2, 2, 2, 2, 2]);
-  assert.deepEqual(m.map((p) => p.active), [2, 2, 2, 2, 1, 0]);
+  assert.deepEqual(
+    m.map((p) => p.n),
+    [2, 2, 2, 2, 2, 2],
+  );
+  assert.deepEqual(
+    m.map((p) => p.active),
+    [2, 2, 2, 2, 1, 0],
+  );
   close(m[5].sd, Math.sqrt(2 * 0.05 ** 2));
   close(m[0].sd, 0);
   assert.deepEqual(meanCurve([]), []);
@@ -206,12 +304,15 @@ function tableRuns(): RunSummary[] {
 
 test('methodTable: one row per (domain, method) over completed seeds, spreads, rollouts, reach of weight-only peak', () => {
   const t = methodTable(tableRuns());
-  assert.deepEqual(t.rows.map((r) => [r.domain, r.method, r.n]), [
-    ['d', 'whale', 2],
-    ['d', 'weight-only', 2],
-    ['d', 'harness-only', 1],
-    ['e', 'whale', 1],
-  ]);
+  assert.deepEqual(
+    t.rows.map((r) => [r.domain, r.method, r.n]),
+    [
+      ['d', 'whale', 2],
+      ['d', 'weight-only', 2],
+      ['d', 'harness-only', 1],
+      ['e', 'whale', 1],
+    ],
+  );
   const [whale, wo, ho, e] = t.rows;
   assert.deepEqual(whale.runs, ['w0', 'w1']);
   assert.deepEqual(whale.excluded, ['w9']);
@@ -239,9 +340,27 @@ test('methodTable: one row per (domain, method) over completed seeds, spreads, r
   assert.equal(e.test.n, 0);
   // per run: against the domain's weight-only peak
   const runs = tableRuns();
-  assert.equal(runToReach(runs.find((r) => r.id === 'w0')!, t), 100);
-  assert.equal(runToReach(runs.find((r) => r.id === 'w1')!, t), 60);
-  assert.equal(runToReach(runs.find((r) => r.id === 'e0')!, t), undefined);
+  assert.equal(
+    runToReach(
+      runs.find((r) => r.id === 'w0')!,
+      t,
+    ),
+    100,
+  );
+  assert.equal(
+    runToReach(
+      runs.find((r) => r.id === 'w1')!,
+      t,
+    ),
+    60,
+  );
+  assert.equal(
+    runToReach(
+      runs.find((r) => r.id === 'e0')!,
+      t,
+    ),
+    undefined,
+  );
 });
 
 function curvePeakOf(r: { curve: { mean: number }[] }): number {
@@ -259,7 +378,10 @@ test('buildReport: table cells, charts asked for, Markdown and HTML', () => {
   const { doc, charts } = buildReport(tableRuns(), { now: new Date('2026-11-01T12:00:00Z'), skipped: [{ id: 'zz', why: 'not started' }] });
   const md = toMarkdown(doc);
   assert.match(md, /^# WHALE report/);
-  assert.match(md, /\| d \| equal-total \| whale \| 1 steps ×3 \/ 1 steps ×2 \| 2 \(\+1 unfinished, not counted\) \| 35\.0 ± 7\.1 \| 33\.0 ± 7\.1 \| 3 ± 1 \| 160 ± 57 \| 160 ± 57 \| 0 \| 450 ± 71 \| \$0\.00 \| 100 \|/);
+  assert.match(
+    md,
+    /\| d \| equal-total \| whale \| 1 steps ×3 \/ 1 steps ×2 \| 2 \(\+1 unfinished, not counted\) \| 35\.0 ± 7\.1 \| 33\.0 ± 7\.1 \| 3 ± 1 \| 160 ± 57 \| 160 ± 57 \| 0 \| 450 ± 71 \| \$0\.00 \| 100 \|/,
+  );
   assert.match(md, /\| e \| equal-total \| whale \| 1 steps \| 1 \| 50\.0 \| — \| 1 \| 10 \| 10 \| 0 \| 200 \| \$0\.00 \| — \|/);
   assert.match(md, /\| d \| equal-total \| weight-only \| 1 steps ×2 \| 2 \| 30\.0 ± 0\.0 \| 27\.0 ± 1\.4 \|/);
   assert.match(md, /!\[d: best-so-far validation curves\]\(curves-d\.png\)/);
@@ -275,9 +397,12 @@ test('buildReport: table cells, charts asked for, Markdown and HTML', () => {
   assert.doesNotMatch(html, /<script/);
 });
 
-test('buildReport: per-run acceptance detail and the paired rule\'s count', () => {
+test("buildReport: per-run acceptance detail and the paired rule's count", () => {
   const md = toMarkdown(buildReport([summarizeRun(handBuiltWhale())]).doc);
-  assert.match(md, /\| 1 \| harness \| 2 scored, 1 invalid \| v2 \| `h0` \| paired: `h0` \(kept the incumbent; paired rule overrode the archive best `hA`\) \| 28\.0 \|/);
+  assert.match(
+    md,
+    /\| 1 \| harness \| 2 scored, 1 invalid \| v2 \| `h0` \| paired: `h0` \(kept the incumbent; paired rule overrode the archive best `hA`\) \| 28\.0 \|/,
+  );
   assert.match(md, /\| W\(2\) H\(2\) W\(1\) \| schedule complete \| 40\.0 ± 2\.0 \| 2 \| 38\.0 ± 3\.0 \| 89 \| 200 \| \$0\.50 \| — \| 1 of 1 \|/);
 });
 
@@ -291,17 +416,25 @@ test('chart specs: layers, band clamped to [0, 1], the weight-only rule only wit
     { x: 0, mean: 0.05, sd: 0.1, se: 0.07, n: 2, active: 2 },
     { x: 10, mean: 0.5, sd: NaN, se: NaN, n: 1, active: 1 },
   ];
-  const spec = curveChartSpec('d', [{ method: 'whale', points: pts }], { k: 8, weightOnlyPeak: 0.4 }) as unknown as { layer: unknown[]; data: { values: { lo: number; hi: number }[] } };
+  const spec = curveChartSpec('d', [{ method: 'whale', points: pts }], { k: 8, weightOnlyPeak: 0.4 }) as unknown as {
+    layer: unknown[];
+    data: { values: { lo: number; hi: number }[] };
+  };
   assert.equal(spec.layer.length, 4);
-  assert.deepEqual(spec.data.values.map((v) => [v.lo, v.hi]), [
-    [0, 0.15000000000000002],
-    [0.5, 0.5],
-  ]);
+  assert.deepEqual(
+    spec.data.values.map((v) => [v.lo, v.hi]),
+    [
+      [0, 0.15000000000000002],
+      [0.5, 0.5],
+    ],
+  );
   const noPeak = curveChartSpec('d', [{ method: 'whale', points: pts }]) as unknown as { layer: unknown[] };
   assert.equal(noPeak.layer.length, 2);
   const ho = simpleRun('h', 'harness-only', 'd', 0, [5], [0.1, 0.2]);
   assert.equal(trainingChartSpec(ho), undefined);
-  const w = trainingChartSpec(summarizeRun(handBuiltWhale())) as unknown as { layer: { data: { values: { step: number; metric: string; value: number }[] } }[] };
+  const w = trainingChartSpec(summarizeRun(handBuiltWhale())) as unknown as {
+    layer: { data: { values: { step: number; metric: string; value: number }[] } }[];
+  };
   assert.deepEqual(
     w.layer[1].data.values.filter((v) => v.metric === 'truncation rate').map((v) => [v.step, v.value]),
     [
@@ -313,12 +446,20 @@ test('chart specs: layers, band clamped to [0, 1], the weight-only rule only wit
 });
 
 test('scheduleLabel: what ran, in epochs and iterations, beside what a budget cut short (stagewise ran I 3 of its planned 5)', () => {
-  const run = (method: string, phases: ({ kind: 'weight'; steps: number; planned: number | null } | { kind: 'harness'; rounds: number; planned: number })[]) => {
+  const run = (
+    method: string,
+    phases: ({ kind: 'weight'; steps: number; planned: number | null } | { kind: 'harness'; rounds: number; planned: number })[],
+  ) => {
     const j = new JournalBuilder();
     j.add('run_started', { runId: method, method, seed: 0, domain: 'd', h0: 'h0', harness: 'h0', version: 'base' });
     phases.forEach((p, phase) => {
       if (p.kind === 'weight') {
-        j.add('phase_started', { phase, kind: 'weight', adaptive: method === 'adaptive', planned: { steps: { min: p.planned ?? 2, max: p.planned }, epochsPerStep: 1 / 16 } });
+        j.add('phase_started', {
+          phase,
+          kind: 'weight',
+          adaptive: method === 'adaptive',
+          planned: { steps: { min: p.planned ?? 2, max: p.planned }, epochsPerStep: 1 / 16 },
+        });
         for (let s = 0; s < p.steps; s++) j.add('weight_step', { phase, step: s, meanReward: 0.5, rollouts: 8, newRollouts: 8 });
       } else {
         j.add('phase_started', { phase, kind: 'harness', adaptive: method === 'adaptive', planned: { iterations: { min: p.planned, max: p.planned } } });
@@ -329,15 +470,29 @@ test('scheduleLabel: what ran, in epochs and iterations, beside what a budget cu
     });
     return summarizeRun({ id: method, entries: j.entries });
   };
-  const stagewise = run('stagewise', [{ kind: 'weight', steps: 8, planned: 8 }, { kind: 'harness', rounds: 2, planned: 5 }]);
+  const stagewise = run('stagewise', [
+    { kind: 'weight', steps: 8, planned: 8 },
+    { kind: 'harness', rounds: 2, planned: 5 },
+  ]);
   assert.equal(scheduleLabel(stagewise), 'E 0.5 · I 3 of 5');
   assert.equal(phaseSequence(stagewise), 'W(8) H(3)');
-  const whale = run('whale', [{ kind: 'weight', steps: 4, planned: 4 }, { kind: 'harness', rounds: 2, planned: 3 }, { kind: 'weight', steps: 2, planned: 4 }]);
+  const whale = run('whale', [
+    { kind: 'weight', steps: 4, planned: 4 },
+    { kind: 'harness', rounds: 2, planned: 3 },
+    { kind: 'weight', steps: 2, planned: 4 },
+  ]);
   assert.equal(scheduleLabel(whale), 'E 0.25, E 0.13 of 0.25 · I 3');
-  const adaptive = run('adaptive', [{ kind: 'weight', steps: 5, planned: null }, { kind: 'harness', rounds: 3, planned: 8 }, { kind: 'weight', steps: 5, planned: null }]);
+  const adaptive = run('adaptive', [
+    { kind: 'weight', steps: 5, planned: null },
+    { kind: 'harness', rounds: 3, planned: 8 },
+    { kind: 'weight', steps: 5, planned: null },
+  ]);
   assert.equal(scheduleLabel(adaptive), 'E 0.31 ×2 · I 4', 'adaptive phases end by their rule: no "of"');
   const rows = methodTable([stagewise, whale]).rows;
-  assert.deepEqual(rows.map((r) => r.schedules), [['E 0.25, E 0.13 of 0.25 · I 3'], ['E 0.5 · I 3 of 5']]);
+  assert.deepEqual(
+    rows.map((r) => r.schedules),
+    [['E 0.25, E 0.13 of 0.25 · I 3'], ['E 0.5 · I 3 of 5']],
+  );
   assert.match(toMarkdown(buildReport([stagewise]).doc), /\| equal-total \| stagewise \| E 0\.5 · I 3 of 5 \|/);
 });
 
@@ -352,17 +507,34 @@ test('budget modes: runs of each mode get their own rows, weight-only peak and c
     j.add('run_completed', { reason: 'schedule complete' });
     return summarizeRun({ id, entries: j.entries, config: mode ? { budget: { mode } } : {} });
   };
-  const runs = [run('a', 'whale', undefined, 2, 30, 0.5), run('b', 'weight-only', 'equal-total', 4, 0, 0.3), run('c', 'whale', 'matched-steps', 4, 30, 0.6), run('e', 'weight-only', 'matched-steps', 4, 0, 0.4)];
+  const runs = [
+    run('a', 'whale', undefined, 2, 30, 0.5),
+    run('b', 'weight-only', 'equal-total', 4, 0, 0.3),
+    run('c', 'whale', 'matched-steps', 4, 30, 0.6),
+    run('e', 'weight-only', 'matched-steps', 4, 0, 0.4),
+  ];
   assert.equal(runs[0].budgetMode, 'equal-total', 'runs older than the field count as equal-total');
   const t = methodTable(runs);
-  assert.deepEqual(t.rows.map((r) => [r.budgetMode, r.method, r.rsftSteps.mean, r.rollouts.mean]), [
-    ['equal-total', 'whale', 2, 62],
-    ['equal-total', 'weight-only', 4, 64],
-    ['matched-steps', 'whale', 4, 94],
-    ['matched-steps', 'weight-only', 4, 64],
-  ]);
-  assert.deepEqual(t.domains.map((d) => [d.budgetMode, d.weightOnlyPeak]), [['equal-total', 0.3], ['matched-steps', 0.4]]);
+  assert.deepEqual(
+    t.rows.map((r) => [r.budgetMode, r.method, r.rsftSteps.mean, r.rollouts.mean]),
+    [
+      ['equal-total', 'whale', 2, 62],
+      ['equal-total', 'weight-only', 4, 64],
+      ['matched-steps', 'whale', 4, 94],
+      ['matched-steps', 'weight-only', 4, 64],
+    ],
+  );
+  assert.deepEqual(
+    t.domains.map((d) => [d.budgetMode, d.weightOnlyPeak]),
+    [
+      ['equal-total', 0.3],
+      ['matched-steps', 0.4],
+    ],
+  );
   const { doc, charts } = buildReport(runs, { now: new Date(0) });
-  assert.deepEqual(charts.filter((c) => c.name.startsWith('curves')).map((c) => c.name), ['curves-d', 'curves-d-matched-steps']);
+  assert.deepEqual(
+    charts.filter((c) => c.name.startsWith('curves')).map((c) => c.name),
+    ['curves-d', 'curves-d-matched-steps'],
+  );
   assert.match(toMarkdown(doc), /\| d \| matched-steps \| whale \| [^|]* \| 1 \| 60\.0 \| — \| 4 \| 94 \| 64 \| 30 \|/);
 });

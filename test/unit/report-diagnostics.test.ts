@@ -14,7 +14,16 @@ const root = mkdtempSync(join(tmpdir(), 'whale-diag-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
 type T = DiagnosableTrajectory;
-const traj = (o: { pass?: boolean; answer?: string | null; extracted?: string | null; cut?: boolean; tools?: number; calls?: number; termination?: string; d?: T['diagnostics'] }): T => ({
+const traj = (o: {
+  pass?: boolean;
+  answer?: string | null;
+  extracted?: string | null;
+  cut?: boolean;
+  tools?: number;
+  calls?: number;
+  termination?: string;
+  d?: T['diagnostics'];
+}): T => ({
   modelCalls: Array.from({ length: o.calls ?? 1 }, (_, i) => ({ finishReason: o.cut && i === 0 ? 'length' : 'stop' })),
   events: [...Array.from({ length: o.tools ?? 0 }, () => ({ type: 'tool' })), { type: 'log' }],
   finalAnswer: o.answer === undefined ? 'x' : o.answer,
@@ -36,7 +45,17 @@ test('per-rollout rates, and domain diagnostics: numbers averaged, booleans as r
   const row = diagnosticsRow(a);
   // By hand: 5 rollouts; 1 pass; 1 truncated; no answer: #2 and #5 (#4 is infra, counted apart); extraction: #3.
   assert.deepEqual(
-    [row.rollouts, row.pass, row.truncated, row.noAnswer, row.extractionFailure, row.infraFailure, row.harnessFailure, row.toolCallsPerRollout, row.modelCallsPerRollout],
+    [
+      row.rollouts,
+      row.pass,
+      row.truncated,
+      row.noAnswer,
+      row.extractionFailure,
+      row.infraFailure,
+      row.harnessFailure,
+      row.toolCallsPerRollout,
+      row.modelCallsPerRollout,
+    ],
     [5, 0.2, 0.2, 0.4, 0.2, 0.2, 0.2, 3 / 5, 7 / 5],
   );
   assert.equal(row['domain.retrievalHit'], 2 / 3, 'over the rollouts that reported it');
@@ -67,17 +86,23 @@ test('runDiagnostics: per phase and split, per candidate; a key named twice in o
   };
   const reads: string[] = [];
   const d = runDiagnostics(j.entries, (k) => (reads.push(k), data[k] ?? []));
-  assert.deepEqual(d.byPhase.map((p) => [p.phase, p.split, p.aggregate.rollouts, p.aggregate.passed, p.aggregate.truncated]), [
-    [-1, 'val', 2, 0, 1],
-    [0, 'weight', 4, 3, 1],
-    [0, 'val', 2, 1, 0],
-    [1, 'harness', 3, 2, 0],
-    [null, 'test', 1, 1, 0],
-  ]);
-  assert.deepEqual(d.byCandidate.map((c) => [c.treeHash, c.round, c.aggregate.rollouts, diagnosticsRow(c.aggregate)['domain.retrievalHit'] ?? null]), [
-    ['h0', 0, 1, null],
-    ['hA', 1, 2, 0.5],
-  ]);
+  assert.deepEqual(
+    d.byPhase.map((p) => [p.phase, p.split, p.aggregate.rollouts, p.aggregate.passed, p.aggregate.truncated]),
+    [
+      [-1, 'val', 2, 0, 1],
+      [0, 'weight', 4, 3, 1],
+      [0, 'val', 2, 1, 0],
+      [1, 'harness', 3, 2, 0],
+      [null, 'test', 1, 1, 0],
+    ],
+  );
+  assert.deepEqual(
+    d.byCandidate.map((c) => [c.treeHash, c.round, c.aggregate.rollouts, diagnosticsRow(c.aggregate)['domain.retrievalHit'] ?? null]),
+    [
+      ['h0', 0, 1, null],
+      ['hA', 1, 2, 0.5],
+    ],
+  );
   assert.equal(reads.filter((k) => k === 'c0').length, 1, 'each key read once');
 });
 
@@ -98,7 +123,12 @@ test('whale report shows the diagnostics read from the result store: per method 
     mkdirSync(dirname(f), { recursive: true });
     writeFileSync(f, ts.map((t) => JSON.stringify(t)).join('\n') + '\n{"torn": ');
   };
-  put('aa01', [traj({ cut: true, answer: null, d: { retrievalHit: false } }), traj({ cut: true, answer: null, d: { retrievalHit: false } }), traj({ cut: true, d: { retrievalHit: true } }), traj({})]);
+  put('aa01', [
+    traj({ cut: true, answer: null, d: { retrievalHit: false } }),
+    traj({ cut: true, answer: null, d: { retrievalHit: false } }),
+    traj({ cut: true, d: { retrievalHit: true } }),
+    traj({}),
+  ]);
   put('bb02', [traj({ pass: true }), traj({ cut: true, answer: null }), traj({ pass: true }), traj({ pass: true })]);
   put('cc03', [traj({ pass: true, d: { retrievalHit: true } }), traj({ pass: true, d: { retrievalHit: true } }), traj({}), traj({ cut: true })]);
   const r = await writeReport({ storeDir: store, outDir: join(root, 'out'), now: new Date(0) });

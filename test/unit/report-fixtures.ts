@@ -80,19 +80,51 @@ export function simulateRun(o: SimOptions): { id: string; entries: JournalEntry[
   if (o.method === 'weight-only') for (let i = 0; i < 6; i++) plan.push({ kind: 'weight', steps: 4 });
   else if (o.method === 'harness-only') for (let i = 0; i < 4; i++) plan.push({ kind: 'harness', iterations: 4 });
   else if (o.method === 'stagewise') plan.push({ kind: 'weight', steps: 12 }, { kind: 'harness', iterations: 9 });
-  else if (o.method === 'adaptive') for (let i = 0; i < 3; i++) plan.push({ kind: 'weight', steps: 2 + Math.floor(r() * 4) }, { kind: 'harness', iterations: 3 + Math.floor(r() * 3) });
+  else if (o.method === 'adaptive')
+    for (let i = 0; i < 3; i++) plan.push({ kind: 'weight', steps: 2 + Math.floor(r() * 4) }, { kind: 'harness', iterations: 3 + Math.floor(r() * 3) });
   else for (let i = 0; i < 3; i++) plan.push({ kind: 'weight', steps: 4 }, { kind: 'harness', iterations: 4 });
   const stopAt = o.unfinished ? Math.max(1, Math.floor(plan.length / 2)) : plan.length;
   for (let phase = 0; phase < stopAt; phase++) {
     const p = plan[phase];
-    j.add('phase_started', { phase, kind: p.kind, cycle: Math.floor(phase / 2), mode: o.method === 'fst' ? 'fst' : 'full', adaptive: o.method === 'adaptive', version, harness });
+    j.add('phase_started', {
+      phase,
+      kind: p.kind,
+      cycle: Math.floor(phase / 2),
+      mode: o.method === 'fst' ? 'fst' : 'full',
+      adaptive: o.method === 'adaptive',
+      version,
+      harness,
+    });
     if (p.kind === 'weight') {
       for (let s = 0; s < p.steps; s++) {
         const meanReward = clamp(quality() + (r() - 0.5) * 0.06);
         const truncationRate = Math.max(0, (harnessDominated ? 0.1 : 0.8) * Math.exp(-steps / 6) + (r() - 0.5) * 0.04);
         const before = version;
         version = `v${steps + 1}`;
-        j.add('weight_step', { phase, step: s, globalStep: steps, tasks: 8, rollouts: stepRollouts, newRollouts: stepRollouts, accepted: Math.round(meanReward * stepRollouts), acceptedFraction: meanReward, meanReward, truncationRate, examples: Math.round(meanReward * stepRollouts), optimizerSteps: 2, trainedTokens: 4000, meanLoss: 1.5 - steps * 0.03, versionBefore: before, versionAfter: version, trained: true, fromRecord: false, evalKeyHash: hex(r), seed: steps, wallMs: 900, rolloutMs: 700 });
+        j.add('weight_step', {
+          phase,
+          step: s,
+          globalStep: steps,
+          tasks: 8,
+          rollouts: stepRollouts,
+          newRollouts: stepRollouts,
+          accepted: Math.round(meanReward * stepRollouts),
+          acceptedFraction: meanReward,
+          meanReward,
+          truncationRate,
+          examples: Math.round(meanReward * stepRollouts),
+          optimizerSteps: 2,
+          trainedTokens: 4000,
+          meanLoss: 1.5 - steps * 0.03,
+          versionBefore: before,
+          versionAfter: version,
+          trained: true,
+          fromRecord: false,
+          evalKeyHash: hex(r),
+          seed: steps,
+          wallMs: 900,
+          rolloutMs: 700,
+        });
         steps++;
       }
       j.add('phase_completed', { phase, kind: 'weight', version, harness });
@@ -102,7 +134,18 @@ export function simulateRun(o: SimOptions): { id: string; entries: JournalEntry[
       const score = (round: number, treeHash: string, q: number) => {
         const mean = clamp(q + (r() - 0.5) * 0.08);
         scored.push({ treeHash, mean, meanTurns: 1 + r() });
-        j.add('candidate_scored', { phase, round, treeHash, version, mean, se: Math.sqrt((mean * (1 - mean)) / searchTasks), meanTurns: scored[scored.length - 1].meanTurns, keyHash: hex(r), newRollouts: searchTasks, cacheHit: false });
+        j.add('candidate_scored', {
+          phase,
+          round,
+          treeHash,
+          version,
+          mean,
+          se: Math.sqrt((mean * (1 - mean)) / searchTasks),
+          meanTurns: scored[scored.length - 1].meanTurns,
+          keyHash: hex(r),
+          newRollouts: searchTasks,
+          cacheHit: false,
+        });
       };
       score(0, incumbent, quality());
       let bestQ = harnessQ;
@@ -127,12 +170,25 @@ export function simulateRun(o: SimOptions): { id: string; entries: JournalEntry[
         j.add('round_done', { phase, round, bestTreeHash: best.treeHash, bestMean: best.mean });
       }
       const best = scored.reduce((a, b) => (b.mean > a.mean ? b : a));
-      const acceptance: Record<string, unknown> = { phase, rule: o.acceptance ?? 'archive-best', archiveBest: best.treeHash, archiveBestMean: best.mean, incumbent, newRollouts: 0 };
+      const acceptance: Record<string, unknown> = {
+        phase,
+        rule: o.acceptance ?? 'archive-best',
+        archiveBest: best.treeHash,
+        archiveBestMean: best.mean,
+        incumbent,
+        newRollouts: 0,
+      };
       let chosen = best.treeHash;
       if (o.acceptance === 'paired' && best.treeHash !== incumbent) {
         const keep = (qualities.get(best.treeHash) ?? 0) - (qualities.get(incumbent) ?? 0) < 0.3;
         chosen = keep ? incumbent : best.treeHash;
-        Object.assign(acceptance, { pairedChoice: chosen, diff: 0.02, seDiff: 0.03, newRollouts: 2 * searchTasks * 4, changedChoice: chosen !== best.treeHash });
+        Object.assign(acceptance, {
+          pairedChoice: chosen,
+          diff: 0.02,
+          seDiff: 0.03,
+          newRollouts: 2 * searchTasks * 4,
+          changedChoice: chosen !== best.treeHash,
+        });
       }
       j.add('acceptance', { ...acceptance, chosen });
       harness = chosen;
@@ -166,6 +222,9 @@ export function writeRuns(storeDir: string, runs: readonly { id: string; entries
 export function syntheticGrid(seeds = 3): ReturnType<typeof simulateRun>[] {
   const methods: SimOptions['method'][] = ['whale', 'adaptive', 'stagewise', 'weight-only', 'harness-only', 'fst'];
   const out: ReturnType<typeof simulateRun>[] = [];
-  for (const domain of ['kbqa', 'ramble'] as const) for (const method of methods) for (let seed = 0; seed < seeds; seed++) out.push(simulateRun({ method, domain, seed, acceptance: method === 'whale' && seed === 0 ? 'paired' : 'archive-best' }));
+  for (const domain of ['kbqa', 'ramble'] as const)
+    for (const method of methods)
+      for (let seed = 0; seed < seeds; seed++)
+        out.push(simulateRun({ method, domain, seed, acceptance: method === 'whale' && seed === 0 ? 'paired' : 'archive-best' }));
   return out;
 }

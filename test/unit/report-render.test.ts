@@ -108,7 +108,14 @@ test('the chart font ships in an npm package and its glyphs are drawn', async ()
   assert.equal(fonts.length, 2, 'DejaVu Sans regular and bold from dejavu-fonts-ttf');
   for (const f of fonts) assert.ok(existsSync(f), f);
   // A chart with nothing but text: if no font were found, resvg would draw nothing at all.
-  const r = await renderChart({ width: 200, height: 60, data: { values: [{ t: 'WHALE mean@8 0123456789' }] }, mark: { type: 'text', fontSize: 20 }, encoding: { text: { field: 't' } }, config: { view: { stroke: null } } });
+  const r = await renderChart({
+    width: 200,
+    height: 60,
+    data: { values: [{ t: 'WHALE mean@8 0123456789' }] },
+    mark: { type: 'text', fontSize: 20 },
+    encoding: { text: { field: 't' } },
+    config: { view: { stroke: null } },
+  });
   assert.match(r.svg, /<text[^>]*>WHALE mean@8 0123456789<\/text>/);
   const img = decodePng(r.png);
   assert.equal(img.width, r.width);
@@ -165,17 +172,24 @@ test('whale report renders a Markdown report with PNG and SVG curves from synthe
 
 test('whale report --run ID --run ID --format html --out DIR: only those runs, an HTML page with its images', async () => {
   const store = join(root, 'store2');
-  const runs = [simulateRun({ method: 'weight-only', domain: 'ramble', seed: 0 }), simulateRun({ method: 'whale', domain: 'ramble', seed: 0, acceptance: 'paired' }), simulateRun({ method: 'fst', domain: 'ramble', seed: 0 })];
+  const runs = [
+    simulateRun({ method: 'weight-only', domain: 'ramble', seed: 0 }),
+    simulateRun({ method: 'whale', domain: 'ramble', seed: 0, acceptance: 'paired' }),
+    simulateRun({ method: 'fst', domain: 'ramble', seed: 0 }),
+  ];
   writeRuns(store, runs);
   const out = join(root, 'out-html');
-  const { value: code, err } = await captureConsole(() => main(['report', '--store', store, '--run', runs[0].id, '--run', runs[1].id, '--format', 'html', '--out', out]));
+  const { value: code, err } = await captureConsole(() =>
+    main(['report', '--store', store, '--run', runs[0].id, '--run', runs[1].id, '--format', 'html', '--out', out]),
+  );
   assert.equal(code, 0, err);
   const html = readFileSync(join(out, 'report.html'), 'utf8');
   assert.match(html, /^<!doctype html>/);
   assert.match(html, /<img src="curves-ramble\.svg"/);
   assert.ok(html.includes(runs[0].id) && html.includes(runs[1].id));
   assert.ok(!html.includes(runs[2].id));
-  for (const f of ['curves-ramble.png', 'curves-ramble.svg', `training-${runs[0].id}.png`, `training-${runs[1].id}.svg`]) assert.ok(existsSync(join(out, f)), f);
+  for (const f of ['curves-ramble.png', 'curves-ramble.svg', `training-${runs[0].id}.png`, `training-${runs[1].id}.svg`])
+    assert.ok(existsSync(join(out, f)), f);
 });
 
 test('whale report: bad input and an empty store', async () => {

@@ -22,7 +22,11 @@ test('header: harness, policy, task, sample, verdict with reason and extracted a
 test('each turn shows only the messages not shown before, its completion, and the tool calls it led to', () => {
   const tr = renderTranscript(multiTurn());
   const t = tr.text;
-  assert.equal(t.slice(0, t.indexOf('══ turn 3')).split('You answer questions about cities.').length - 1, 1, 'the system prompt is shown once while the context only grows');
+  assert.equal(
+    t.slice(0, t.indexOf('══ turn 3')).split('You answer questions about cities.').length - 1,
+    1,
+    'the system prompt is shown once while the context only grows',
+  );
   assert.match(t, /\(3 earlier messages as before\)/, 'turn 2 says what it did not repeat');
   assert.match(t, /\(context rewritten by the harness: all 2 messages sent\)/, 'turn 3 rewrote its context, so everything is shown');
   assert.match(t, /\[tool search\]\n {4}Ziras: a town near Lima/);

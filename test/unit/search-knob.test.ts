@@ -60,7 +60,16 @@ class MiniSearch {
   record(treeHash: string, parents: string[], round: number, origin: CandidateRecord['origin'], hypothesis: string, mean?: number): void {
     const dir = this.viewDirSync(treeHash);
     const m = mean ?? fitness(this.manifestOf(dir));
-    this.records.set(treeHash, { treeHash, parents, round, origin, hypothesis, valid: true, invalidReasons: [], scores: [{ policyVersion: POLICY, split: 'harness', mean: m, se: 0.03, meanTurns: 2, keyHash: `k-${treeHash.slice(0, 8)}` }] });
+    this.records.set(treeHash, {
+      treeHash,
+      parents,
+      round,
+      origin,
+      hypothesis,
+      valid: true,
+      invalidReasons: [],
+      scores: [{ policyVersion: POLICY, split: 'harness', mean: m, se: 0.03, meanTurns: 2, keyHash: `k-${treeHash.slice(0, 8)}` }],
+    });
   }
 
   private viewDirSync(treeHash: string): string {
@@ -119,7 +128,12 @@ function manifestAt(dir: string): HarnessManifest {
 }
 
 function summary(p: Proposal): { hash: string; parents: string[]; hypothesis: string; manifest: string }[] {
-  return p.candidates.map((c) => ({ hash: gitTreeHash(c.dir), parents: c.parents, hypothesis: c.hypothesis, manifest: readFileSync(join(c.dir, 'harness.json'), 'utf8') }));
+  return p.candidates.map((c) => ({
+    hash: gitTreeHash(c.dir),
+    parents: c.parents,
+    hypothesis: c.hypothesis,
+    manifest: readFileSync(join(c.dir, 'harness.json'), 'utf8'),
+  }));
 }
 
 test('deterministic: the same archive and seed give the same proposals; another seed gives others', async () => {
@@ -133,7 +147,13 @@ test('deterministic: the same archive and seed give the same proposals; another 
   assert.equal(a.length, 4);
   assert.deepEqual(a, b);
   // The view's candidate order does not matter.
-  const shuffled = await new KnobProposer().propose({ round: 3, count: 4, view: { ...s.view(), candidates: [...s.records.values()].reverse() }, outDir: join(root, `out-${n++}`), seed: 99 });
+  const shuffled = await new KnobProposer().propose({
+    round: 3,
+    count: 4,
+    view: { ...s.view(), candidates: [...s.records.values()].reverse() },
+    outDir: join(root, `out-${n++}`),
+    seed: 99,
+  });
   assert.deepEqual(summary(shuffled), a);
   const other = summary(await s.propose(proposer, 3, 100, 4));
   assert.notDeepEqual(
@@ -157,7 +177,10 @@ test('children stay inside the declared knob domains, edit one or two knobs of a
     assert.equal(new Set(hashes).size, hashes.length, 'no duplicates within a round');
     for (const [i, c] of p.candidates.entries()) {
       assert.ok(!before.has(hashes[i]), 'never an archived candidate');
-      assert.ok(c.parents.every((x) => before.has(x)), 'parents come from the archive');
+      assert.ok(
+        c.parents.every((x) => before.has(x)),
+        'parents come from the archive',
+      );
       assert.deepEqual(readFileSync(join(c.dir, 'harness.ts')), h0Code, 'code untouched');
       assert.deepEqual(readdirSync(c.dir).sort(), ['harness.json', 'harness.ts']);
       const m = manifestAt(c.dir); // parses = every setting inside its knob's domain
@@ -173,7 +196,9 @@ test('children stay inside the declared knob domains, edit one or two knobs of a
       const parent = manifestAt(await s.view().materialize(c.parents[0]));
       const changed = [
         ...Object.keys(m.settings).filter((k) => m.settings[k] !== parent.settings[k]),
-        ...Object.keys(m.prompts).filter((k) => m.prompts[k] !== parent.prompts[k]).map((k) => `prompt ${k}`),
+        ...Object.keys(m.prompts)
+          .filter((k) => m.prompts[k] !== parent.prompts[k])
+          .map((k) => `prompt ${k}`),
       ];
       assert.ok(changed.length >= 1 && changed.length <= 2, `one or two edits, got ${changed.join(', ')}`);
       for (const k of changed) {

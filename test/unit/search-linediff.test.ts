@@ -10,7 +10,22 @@ test('a one-line change in a 20,000-line file is one hunk at the right line numb
   const started = Date.now();
   const d = unifiedDiff(a, b, 'big.ts');
   assert.ok(Date.now() - started < 2000);
-  assert.equal(d, ['--- a/big.ts', '+++ b/big.ts', '@@ -12342,7 +12342,7 @@', ' line 12342', ' line 12343', ' line 12344', '-line 12345', '+line 12345 (changed)', ' line 12346', ' line 12347', ' line 12348'].join('\n'));
+  assert.equal(
+    d,
+    [
+      '--- a/big.ts',
+      '+++ b/big.ts',
+      '@@ -12342,7 +12342,7 @@',
+      ' line 12342',
+      ' line 12343',
+      ' line 12344',
+      '-line 12345',
+      '+line 12345 (changed)',
+      ' line 12346',
+      ' line 12347',
+      ' line 12348',
+    ].join('\n'),
+  );
 });
 
 test('two unrelated large files: the tool says so instead of printing a diff nobody reads', () => {

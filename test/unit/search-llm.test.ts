@@ -17,7 +17,16 @@ import { createProposer } from '../../src/search/createProposer.js';
 import { LlmProposer, type SessionLogEntry } from '../../src/search/llm/llmProposer.js';
 import type { ArchiveView, ProposeRequest } from '../../src/search/proposer.js';
 import { validateCandidate } from '../../src/search/validate.js';
-import { FakeLlmServer, fileTextOf, anthropicError, openaiError, type ModelReply, type RawReply, type Script, type SeenRequest } from '../support/fakeLlmServer.js';
+import {
+  FakeLlmServer,
+  fileTextOf,
+  anthropicError,
+  openaiError,
+  type ModelReply,
+  type RawReply,
+  type Script,
+  type SeenRequest,
+} from '../support/fakeLlmServer.js';
 
 const root = mkdtempSync(join(tmpdir(), 'whale-llm-'));
 const domain = getDomain('kbqa');
@@ -39,7 +48,14 @@ before(async () => {
     if (last.role === 'tool') return `answer ${last.content.split(' ')[2] ?? 'eel'}`;
     return `search ${/of (\S+) \?/.exec(last.content)?.[1] ?? 'Lodos'}`;
   });
-  runtime = new HarnessRuntime({ domain, backend, limits: SandboxLimitsSchema.parse({ wallMs: 20_000 }), sampling: SamplingSchema.parse({}), concurrency: 2, cacheDir: join(root, 'cache') });
+  runtime = new HarnessRuntime({
+    domain,
+    backend,
+    limits: SandboxLimitsSchema.parse({ wallMs: 20_000 }),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 2,
+    cacheDir: join(root, 'cache'),
+  });
   const prepared = await runtime.prepare(h0);
   const roll = async (split: 'harness' | 'test', file: string) => {
     mkdirSync(join(root, 'evals'), { recursive: true });
@@ -124,14 +140,21 @@ async function withServer<T>(script: Script, f: (s: FakeLlmServer) => Promise<T>
   }
 }
 
-const readLog = (file: string) => readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as SessionLogEntry);
+const readLog = (file: string) =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as SessionLogEntry);
 
 /**
  * An engineer-like scripted model: lists the archive, reads failing trajectories and the source,
  * then writes a candidate derived from what it read (the code's topk clamp raised, and a system
  * instruction) and finishes with a report quoting what it saw.
  */
-function engineer(extra: (req: SeenRequest, step: number) => ModelReply | RawReply | undefined = () => undefined): { script: Script; seen: Map<string, string> } {
+function engineer(extra: (req: SeenRequest, step: number) => ModelReply | RawReply | undefined = () => undefined): {
+  script: Script;
+  seen: Map<string, string>;
+} {
   const seen = new Map<string, string>();
   let step = 0;
   let incumbent = '';
@@ -145,20 +168,50 @@ function engineer(extra: (req: SeenRequest, step: number) => ModelReply | RawRep
         return { text: 'Let me look at the archive.', toolCalls: [{ name: 'list_candidates', args: {} }] };
       case 2: {
         incumbent = /- ([0-9a-f]{12}) \(incumbent\)/.exec(seen.get('list_candidates') ?? '')?.[1] ?? 'missing';
-        return { toolCalls: [{ name: 'trajectories', args: { candidate: incumbent, verdict: 'fail', limit: 2 } }, { name: 'read_file', args: { candidate: incumbent, path: 'harness.ts' } }, { name: 'read_file', args: { candidate: incumbent, path: 'harness.json' } }] };
+        return {
+          toolCalls: [
+            { name: 'trajectories', args: { candidate: incumbent, verdict: 'fail', limit: 2 } },
+            { name: 'read_file', args: { candidate: incumbent, path: 'harness.ts' } },
+            { name: 'read_file', args: { candidate: incumbent, path: 'harness.json' } },
+          ],
+        };
       }
       case 3: {
         const code = fileTextOf(seen.get('read_file:harness.ts') ?? '');
-        const manifest = JSON.parse(fileTextOf(seen.get('read_file:harness.json') ?? '{}')) as { settings: Record<string, unknown>; prompts: Record<string, string> };
+        const manifest = JSON.parse(fileTextOf(seen.get('read_file:harness.json') ?? '{}')) as {
+          settings: Record<string, unknown>;
+          prompts: Record<string, string>;
+        };
         manifest.settings.instruction = 'full';
         manifest.settings.maxSearches = 2;
         return {
           text: 'The failing traces answer with the first value shown; show more facts and allow a second search.',
-          toolCalls: [{ name: 'write_candidate', args: { parent: incumbent, hypothesis: 'show at least 3 facts per search and instruct the model', files: { 'harness.ts': code.replace('const topk = Number(k.topk ?? 1);', 'const topk = Math.max(3, Number(k.topk ?? 1));'), 'harness.json': JSON.stringify(manifest, null, 2) } } }],
+          toolCalls: [
+            {
+              name: 'write_candidate',
+              args: {
+                parent: incumbent,
+                hypothesis: 'show at least 3 facts per search and instruct the model',
+                files: {
+                  'harness.ts': code.replace('const topk = Number(k.topk ?? 1);', 'const topk = Math.max(3, Number(k.topk ?? 1));'),
+                  'harness.json': JSON.stringify(manifest, null, 2),
+                },
+              },
+            },
+          ],
         };
       }
       default:
-        return { toolCalls: [{ name: 'finish', args: { report: `Traces: ${seen.get('trajectories')?.includes('fail (wrong answer)') ? 'wrong answers from the first fact' : 'unclear'}. Wrote one candidate with topk >= 3.` } }] };
+        return {
+          toolCalls: [
+            {
+              name: 'finish',
+              args: {
+                report: `Traces: ${seen.get('trajectories')?.includes('fail (wrong answer)') ? 'wrong answers from the first fact' : 'unclear'}. Wrote one candidate with topk >= 3.`,
+              },
+            },
+          ],
+        };
     }
   };
   // read_file results are keyed by path for the script.
@@ -204,7 +257,9 @@ for (const provider of ['anthropic', 'openai'] as const) {
         assert.equal(second[second.length - 1].content[0].type, 'tool_result');
       } else {
         assert.equal(first.headers.authorization, 'Bearer sk-test');
-        assert.ok((first.body.tools as { type: string; function: { name: string } }[]).some((t) => t.type === 'function' && t.function.name === 'write_candidate'));
+        assert.ok(
+          (first.body.tools as { type: string; function: { name: string } }[]).some((t) => t.type === 'function' && t.function.name === 'write_candidate'),
+        );
         const msgs = server.requests[1].body.messages as { role: string }[];
         assert.equal(msgs[msgs.length - 1].role, 'tool');
       }
@@ -212,10 +267,13 @@ for (const provider of ['anthropic', 'openai'] as const) {
       assert.match(String(first.system), /Diagnose before you change code/);
       // Cost: 4 calls at 100 in / 50 out tokens, $5 / $25 per million.
       assert.equal(server.requests.length, 4);
-      assert.ok(Math.abs(p.dollars - 4 * (100 * 5 + 50 * 25) / 1e6) < 1e-12, String(p.dollars));
+      assert.ok(Math.abs(p.dollars - (4 * (100 * 5 + 50 * 25)) / 1e6) < 1e-12, String(p.dollars));
       assert.match(p.report, /^Traces: wrong answers from the first fact/);
       const log = readLog(req.logFile!);
-      assert.deepEqual(log.map((e) => e.kind).filter((k) => k !== 'tool_call'), ['session_start', 'model_call', 'model_call', 'model_call', 'model_call', 'session_end']);
+      assert.deepEqual(
+        log.map((e) => e.kind).filter((k) => k !== 'tool_call'),
+        ['session_start', 'model_call', 'model_call', 'model_call', 'model_call', 'session_end'],
+      );
       assert.equal(log.filter((e) => e.kind === 'tool_call').length, 6);
       assert.ok(log.filter((e) => e.kind === 'tool_call').every((e) => e.kind === 'tool_call' && e.outputChars > 0));
     });
@@ -224,7 +282,14 @@ for (const provider of ['anthropic', 'openai'] as const) {
 
 test('openai: malformed tool calls (bad JSON, unknown tool, wrong argument types) get error results and the session goes on', { timeout: 60_000 }, async () => {
   const { script, seen } = engineer((req, step) => {
-    if (step === 0 && req.index === 0) return { toolCalls: [{ name: 'read_file', args: '{"candidate": "' + h0Hash.slice(0, 8) }, { name: 'rm_rf', args: { path: '/' } }, { name: 'grep', args: { pattern: 42 } }] };
+    if (step === 0 && req.index === 0)
+      return {
+        toolCalls: [
+          { name: 'read_file', args: '{"candidate": "' + h0Hash.slice(0, 8) },
+          { name: 'rm_rf', args: { path: '/' } },
+          { name: 'grep', args: { pattern: 42 } },
+        ],
+      };
     return undefined;
   });
   await withServer(script, async (server) => {
@@ -264,7 +329,10 @@ test('anthropic: reading sealed data or outside the candidate, and writing outsi
       const p = await new LlmProposer(config('anthropic', server), 'sk-test').propose(req);
       const r = server.requests[1].toolResults;
       assert.equal(r.length, probes.length);
-      assert.ok(r.every((x) => x.isError), JSON.stringify(r.filter((x) => !x.isError)));
+      assert.ok(
+        r.every((x) => x.isError),
+        JSON.stringify(r.filter((x) => !x.isError)),
+      );
       assert.match(r[0].content, /no evaluation under policy v-sealed \(it has: v1\)/);
       assert.match(r[1].content, /no evaluation under policy v-sealed/);
       assert.match(r[2].content, /leaves the candidate folder/);
@@ -290,9 +358,23 @@ test('a candidate that fails validation goes back once with the error; the revis
     for (const r of req.toolResults) if (r.name === 'write_candidate') write += r.content + '\n---\n';
     switch (req.index) {
       case 0:
-        return { toolCalls: [{ name: 'write_candidate', args: { parent: h0Hash, hypothesis: 'broken manifest', files: { 'harness.json': '{ "name": "x", ' } } }] };
+        return {
+          toolCalls: [{ name: 'write_candidate', args: { parent: h0Hash, hypothesis: 'broken manifest', files: { 'harness.json': '{ "name": "x", ' } } }],
+        };
       case 1:
-        return { toolCalls: [{ name: 'write_candidate', args: { parent: h0Hash, hypothesis: 'fixed: lenient parsing', revise: 'cand-1', files: { 'harness.json': readFileSync(join(h0, 'harness.json'), 'utf8').replace('"parse": "strict"', '"parse": "lenient"') } } }] };
+        return {
+          toolCalls: [
+            {
+              name: 'write_candidate',
+              args: {
+                parent: h0Hash,
+                hypothesis: 'fixed: lenient parsing',
+                revise: 'cand-1',
+                files: { 'harness.json': readFileSync(join(h0, 'harness.json'), 'utf8').replace('"parse": "strict"', '"parse": "lenient"') },
+              },
+            },
+          ],
+        };
       case 2:
         return { toolCalls: [{ name: 'write_candidate', args: { parent: h0Hash, hypothesis: 'again', revise: 'cand-1', files: {} } }] };
       default:
@@ -341,7 +423,7 @@ test('429 and 529 are retried with backoff honouring Retry-After (capped by retr
     assert.ok(Date.now() - t0 >= 900, 'it really slept');
     assert.match(retries[1].kind === 'retry' ? retries[1].error : '', /529/);
     assert.equal(p.candidates.length, 1);
-    assert.ok(Math.abs(p.dollars - 4 * (100 * 5 + 50 * 25) / 1e6) < 1e-12, 'failed attempts cost nothing');
+    assert.ok(Math.abs(p.dollars - (4 * (100 * 5 + 50 * 25)) / 1e6) < 1e-12, 'failed attempts cost nothing');
   });
 });
 
@@ -369,7 +451,10 @@ test('openai: a request that times out is retried; a session that outlives its t
 test('a runaway session is stopped by the dollar cap before a call that could pass it', { timeout: 60_000 }, async () => {
   // It never writes anything: it lists the archive forever, 2k output tokens a call; input tokens are
   // what the request really holds (4 characters a token, as for English text).
-  const script: Script = (req) => ({ usage: { input: Math.ceil(JSON.stringify(req.body).length / 4), output: 2_000 }, toolCalls: [{ name: 'list_candidates', args: {} }] });
+  const script: Script = (req) => ({
+    usage: { input: Math.ceil(JSON.stringify(req.body).length / 4), output: 2_000 },
+    toolCalls: [{ name: 'list_candidates', args: {} }],
+  });
   await withServer(script, async (server) => {
     const cap = 0.5;
     const cfg = config('anthropic', server, { maxDollarsPerRound: cap, maxTokens: 4000 });
@@ -390,23 +475,44 @@ test('a runaway session is stopped by the dollar cap before a call that could pa
 });
 
 test('the tool-call cap ends a session; a non-transient API error (401) is a clear error', { timeout: 60_000 }, async () => {
-  const script: Script = () => ({ toolCalls: [{ name: 'list_candidates', args: {} }, { name: 'annotations', args: {} }] });
+  const script: Script = () => ({
+    toolCalls: [
+      { name: 'list_candidates', args: {} },
+      { name: 'annotations', args: {} },
+    ],
+  });
   await withServer(script, async (server) => {
     const p = await new LlmProposer(config('openai', server, { maxToolCalls: 5 }), 'sk-test').propose(request());
     assert.match(p.stopped ?? '', /tool-call cap \(5/);
     assert.equal(server.requests.length, 3);
   });
-  await withServer(() => openaiError(401, 'invalid_request_error', 'Incorrect API key provided'), async (server) => {
-    const req = request();
-    await assert.rejects(new LlmProposer(config('openai', server), 'sk-bad').propose(req), (e: Error) => e instanceof WhaleError && /401.*Incorrect API key/.test(e.message));
-    assert.equal(server.requests.length, 1, 'not retried');
-    assert.equal(readLog(req.logFile!).pop()?.kind, 'session_end');
-  });
+  await withServer(
+    () => openaiError(401, 'invalid_request_error', 'Incorrect API key provided'),
+    async (server) => {
+      const req = request();
+      await assert.rejects(
+        new LlmProposer(config('openai', server), 'sk-bad').propose(req),
+        (e: Error) => e instanceof WhaleError && /401.*Incorrect API key/.test(e.message),
+      );
+      assert.equal(server.requests.length, 1, 'not retried');
+      assert.equal(readLog(req.logFile!).pop()?.kind, 'session_end');
+    },
+  );
 });
 
 test('API keys come from the environment only; a missing key is an error naming the variable', () => {
-  const search = { proposer: 'llm' as const, candidatesPerRound: 1, acceptance: 'archive-best' as const, pairedSamples: 1, pairedZ: 1, llm: LlmProposerSchema.parse({ provider: 'anthropic', model: 'm', price: { inputPerMillion: 1, outputPerMillion: 1 } }) };
-  assert.throws(() => createProposer(search, {}), (e: Error) => e instanceof WhaleError && /ANTHROPIC_API_KEY.*WHALE: Set API Key/.test(e.message));
+  const search = {
+    proposer: 'llm' as const,
+    candidatesPerRound: 1,
+    acceptance: 'archive-best' as const,
+    pairedSamples: 1,
+    pairedZ: 1,
+    llm: LlmProposerSchema.parse({ provider: 'anthropic', model: 'm', price: { inputPerMillion: 1, outputPerMillion: 1 } }),
+  };
+  assert.throws(
+    () => createProposer(search, {}),
+    (e: Error) => e instanceof WhaleError && /ANTHROPIC_API_KEY.*WHALE: Set API Key/.test(e.message),
+  );
   assert.equal(createProposer(search, { ANTHROPIC_API_KEY: 'k' }).kind, 'llm');
   const openai = { ...search, llm: { ...search.llm, provider: 'openai' as const, apiKeyEnv: 'VLLM_KEY' } };
   assert.throws(() => createProposer(openai, { OPENAI_API_KEY: 'k' }), /VLLM_KEY/);
@@ -433,8 +539,14 @@ test("a session the engine never saw finish (killed, or it threw) is charged on 
 test("config: proposer 'llm' needs its llm block; the block is checked field by field", async () => {
   const { SearchSchema } = await import('../../src/core/config.js');
   assert.throws(() => SearchSchema.parse({ proposer: 'llm' }), /search\.llm \(provider, model, price\) is missing/);
-  assert.throws(() => SearchSchema.parse({ proposer: 'llm', llm: { provider: 'gemini', model: 'm', price: { inputPerMillion: 1, outputPerMillion: 1 } } }), /provider/);
-  const ok = SearchSchema.parse({ proposer: 'llm', llm: { provider: 'openai', model: 'Qwen/Qwen3-8B', baseUrl: 'http://localhost:8000/v1', price: { inputPerMillion: 0, outputPerMillion: 0 } } });
+  assert.throws(
+    () => SearchSchema.parse({ proposer: 'llm', llm: { provider: 'gemini', model: 'm', price: { inputPerMillion: 1, outputPerMillion: 1 } } }),
+    /provider/,
+  );
+  const ok = SearchSchema.parse({
+    proposer: 'llm',
+    llm: { provider: 'openai', model: 'Qwen/Qwen3-8B', baseUrl: 'http://localhost:8000/v1', price: { inputPerMillion: 0, outputPerMillion: 0 } },
+  });
   assert.equal(ok.llm?.maxToolCalls, 200);
   assert.equal(ok.llm?.sessionTimeoutMs, 2_400_000);
 });
@@ -452,19 +564,25 @@ test('instructions: the domain search space, the mode (FST: prompt strings only)
   assert.match(firstUserMessage(request({ count: 3 })), /incumbent is [0-9a-f]{12}, scoring 25\.0%.*1 annotation.*Write 3 new candidate/);
 });
 
-
 test('diff: a candidate against its parent as unified hunks with line numbers; paging caps long outputs', async () => {
   const { ArchiveTools } = await import('../../src/search/llm/archiveTools.js');
   const { unifiedDiff } = await import('../../src/search/llm/lineDiff.js');
   assert.equal(unifiedDiff('a\nb\nc\n', 'a\nb\nc\n', 'f'), '');
-  assert.equal(unifiedDiff('1\n2\n3\n4\n5\n6\n7\n8\n9\n', '1\n2\n3\n4\nFIVE\n6\n7\n8\n9\n', 'f'), '--- a/f\n+++ b/f\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+FIVE\n 6\n 7\n 8');
+  assert.equal(
+    unifiedDiff('1\n2\n3\n4\n5\n6\n7\n8\n9\n', '1\n2\n3\n4\nFIVE\n6\n7\n8\n9\n', 'f'),
+    '--- a/f\n+++ b/f\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+FIVE\n 6\n 7\n 8',
+  );
   const child = join(root, 'child');
   cpSync(h0, child, { recursive: true });
   const code = readFileSync(join(child, 'harness.ts'), 'utf8').replace('const topk = Number(k.topk ?? 1);', 'const topk = Math.max(3, Number(k.topk ?? 1));');
   writeFileSync(join(child, 'harness.ts'), code);
   writeFileSync(join(child, 'notes.md'), 'why\n');
   const childHash = gitTreeHash(child);
-  const two: ArchiveView = { ...view, candidates: [...view.candidates, { ...view.candidates[0], treeHash: childHash, parents: [h0Hash], round: 1, origin: 'proposer', scores: [] }], materialize: async (h) => (h === h0Hash ? h0 : child) };
+  const two: ArchiveView = {
+    ...view,
+    candidates: [...view.candidates, { ...view.candidates[0], treeHash: childHash, parents: [h0Hash], round: 1, origin: 'proposer', scores: [] }],
+    materialize: async (h) => (h === h0Hash ? h0 : child),
+  };
   const tools = new ArchiveTools(request({ view: two }), 2000);
   const d = await tools.call('diff', { candidate: childHash.slice(0, 10) });
   assert.equal(d.isError, false);

@@ -26,7 +26,14 @@ before(() => {
     const subject = /of (\S+) \?/.exec(last.content)?.[1] ?? 'Lodos';
     return `search ${subject}`;
   });
-  runtime = new HarnessRuntime({ domain, backend, limits: SandboxLimitsSchema.parse({ wallMs: 10_000 }), sampling: SamplingSchema.parse({}), concurrency: 2, cacheDir: join(root, 'cache') });
+  runtime = new HarnessRuntime({
+    domain,
+    backend,
+    limits: SandboxLimitsSchema.parse({ wallMs: 10_000 }),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 2,
+    cacheDir: join(root, 'cache'),
+  });
 });
 after(async () => {
   await runtime.close();
@@ -144,7 +151,13 @@ test('FST: a prompt-only change is valid; a code change and a knob change are in
   });
   const reasons = fstDifferences(h0, misc);
   assert.equal(reasons.length, 5, reasons.join('\n'));
-  for (const pat of [/^harness\.json: description changed/, /^harness\.json: knobs\.topk\.max changed from 5 to 9/, /^harness\.json: prompts\.extra added/, /^harness\.json: prompts\.user removed/, /^helper\.ts: added/])
+  for (const pat of [
+    /^harness\.json: description changed/,
+    /^harness\.json: knobs\.topk\.max changed from 5 to 9/,
+    /^harness\.json: prompts\.extra added/,
+    /^harness\.json: prompts\.user removed/,
+    /^helper\.ts: added/,
+  ])
     assert.ok(
       reasons.some((r) => pat.test(r)),
       `${pat} in\n${reasons.join('\n')}`,

@@ -20,7 +20,9 @@ export interface Served {
 
 /** Starts `whale serve --backend embedded` in its own process; resolves when it prints its URL. */
 export function startServe(storeDir: string, port = 0, extraArgs: string[] = []): Promise<Served> {
-  const proc = spawn(process.execPath, ['--import', tsx, dev, 'serve', '--backend', 'embedded', '--port', String(port), '--store', storeDir, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', tsx, dev, 'serve', '--backend', 'embedded', '--port', String(port), '--store', storeDir, ...extraArgs], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));

@@ -5,7 +5,14 @@
 import { TinkerBackend } from '../../src/policy/tinker/backend.js';
 
 const [url, store, version, mode, examples] = process.argv.slice(2);
-const b = await TinkerBackend.open({ baseUrl: url, baseModel: process.env.WHALE_SKYRL_MODEL!, tokenizer: `${process.env.WHALE_SKYRL_MODEL}/tokenizer.json`, loraRank: 8, storeDir: store, initialVersion: version });
+const b = await TinkerBackend.open({
+  baseUrl: url,
+  baseModel: process.env.WHALE_SKYRL_MODEL!,
+  tokenizer: `${process.env.WHALE_SKYRL_MODEL}/tokenizer.json`,
+  loraRank: 8,
+  storeDir: store,
+  initialVersion: version,
+});
 if (mode === 'train') {
   const r = await b.train(JSON.parse(examples), { learningRate: 0.02, minibatchSize: 4, epochs: 2 });
   await b.close();

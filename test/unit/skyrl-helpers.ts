@@ -7,7 +7,8 @@ import { join } from 'node:path';
 
 /** Why the SkyRL tests cannot run here, or undefined when they can (.ci/run sets both variables). */
 export function skyrlSkipReason(): string | undefined {
-  if (!process.env.WHALE_SKYRL_VENV || !process.env.WHALE_SKYRL_MODEL) return 'WHALE_SKYRL_VENV / WHALE_SKYRL_MODEL are not set (scripts/skyrl-setup.sh installs SkyRL and prints them; .ci/run sets them)';
+  if (!process.env.WHALE_SKYRL_VENV || !process.env.WHALE_SKYRL_MODEL)
+    return 'WHALE_SKYRL_VENV / WHALE_SKYRL_MODEL are not set (scripts/skyrl-setup.sh installs SkyRL and prints them; .ci/run sets them)';
   return undefined;
 }
 
@@ -36,21 +37,34 @@ export async function freePort(): Promise<number> {
  * database and checkpoints, so a restart on the same dir keeps them; resolves once the engine has
  * loaded the model (healthz answers before that).
  */
-export async function startSkyrl(dir: string, o: { port?: number; maxLoraAdapters?: number; maxLoraRank?: number; sessionTimeoutS?: number } = {}): Promise<SkyrlServer> {
+export async function startSkyrl(
+  dir: string,
+  o: { port?: number; maxLoraAdapters?: number; maxLoraRank?: number; sessionTimeoutS?: number } = {},
+): Promise<SkyrlServer> {
   const venv = process.env.WHALE_SKYRL_VENV!;
   const baseModel = process.env.WHALE_SKYRL_MODEL!;
   const port = o.port ?? (await freePort());
   const checkpoints = join(dir, 'checkpoints');
   mkdirSync(checkpoints, { recursive: true });
   const args = [
-    'run', '--active', '-m', 'skyrl.tinker.api',
-    '--base-model', baseModel,
-    '--backend', 'jax',
-    '--backend-config', JSON.stringify({ max_lora_rank: o.maxLoraRank ?? 8, max_lora_adapters: o.maxLoraAdapters ?? 4 }),
-    '--checkpoints-base', checkpoints,
-    '--database-url', `sqlite:///${join(dir, 'skyrl.sqlite')}`,
-    '--host', '127.0.0.1',
-    '--port', String(port),
+    'run',
+    '--active',
+    '-m',
+    'skyrl.tinker.api',
+    '--base-model',
+    baseModel,
+    '--backend',
+    'jax',
+    '--backend-config',
+    JSON.stringify({ max_lora_rank: o.maxLoraRank ?? 8, max_lora_adapters: o.maxLoraAdapters ?? 4 }),
+    '--checkpoints-base',
+    checkpoints,
+    '--database-url',
+    `sqlite:///${join(dir, 'skyrl.sqlite')}`,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
     ...(o.sessionTimeoutS ? ['--session-timeout-sec', String(o.sessionTimeoutS), '--session-cleanup-interval-sec', '5'] : []),
   ];
   const proc: ChildProcess = spawn(join(venv, 'bin', 'uv'), args, {
@@ -77,7 +91,10 @@ export async function startSkyrl(dir: string, o: { port?: number; maxLoraAdapter
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`SkyRL exited with ${proc.exitCode}:\n${log.slice(-3000)}`);
     if (/Using local model|Started server process/.test(log)) {
-      const ok = await fetch(`${url}/api/v1/healthz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${url}/api/v1/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
     }
     if (Date.now() > deadline) {

@@ -26,11 +26,18 @@ async function sampler(unload: { status: number; body: unknown }) {
 
 function publisher(url: string) {
   const file = join(mkdtempSync(join(tmpdir(), 'whale-unload-')), 'published.json');
-  return new VllmLoraPublisher(new JsonHttp({ baseUrl: url, retries: 0, outageMs: 0 }), { kind: 'vllm-lora', adapterDir: '/adapters', pathTemplate: '{adapterDir}/{checkpoint}', namePrefix: 'whale', keepLoaded: 1 }, { file, runTag: 'r', baseVersion: 'base:m', baseModel: 'm' });
+  return new VllmLoraPublisher(
+    new JsonHttp({ baseUrl: url, retries: 0, outageMs: 0 }),
+    { kind: 'vllm-lora', adapterDir: '/adapters', pathTemplate: '{adapterDir}/{checkpoint}', namePrefix: 'whale', keepLoaded: 1 },
+    { file, runTag: 'r', baseVersion: 'base:m', baseModel: 'm' },
+  );
 }
 
 test('unloading: vLLM\'s "cannot be found" means done; a missing unload route is an error that says so', async () => {
-  const gone = await sampler({ status: 404, body: { error: { message: "The lora adapter 'whale-r-v1' cannot be found.", type: 'NotFoundError', param: null, code: 404 } } });
+  const gone = await sampler({
+    status: 404,
+    body: { error: { message: "The lora adapter 'whale-r-v1' cannot be found.", type: 'NotFoundError', param: null, code: 404 } },
+  });
   try {
     const p = publisher(gone.url);
     await p.publish('tinker://m1/sampler_weights/a');
@@ -43,7 +50,10 @@ test('unloading: vLLM\'s "cannot be found" means done; a missing unload route is
   try {
     const p = publisher(noRoute.url);
     await p.publish('tinker://m1/sampler_weights/a');
-    await assert.rejects(p.publish('tinker://m1/sampler_weights/b'), (e: unknown) => e instanceof PublishError && /unload_lora_adapter is not there.*VLLM_ALLOW_RUNTIME_LORA_UPDATING=True/.test((e as Error).message));
+    await assert.rejects(
+      p.publish('tinker://m1/sampler_weights/b'),
+      (e: unknown) => e instanceof PublishError && /unload_lora_adapter is not there.*VLLM_ALLOW_RUNTIME_LORA_UPDATING=True/.test((e as Error).message),
+    );
     assert.notEqual(p.adapters()[0].loaded, false, 'nothing was unloaded');
   } finally {
     noRoute.close();

@@ -19,7 +19,13 @@ test('tokenizer.json loader: Qwen3 chat template rendered and tokenised client-s
   assert.equal(ids.filter((x) => x === 151644).length, 2, 'the user turn and the generation prompt');
   assert.ok(ids.includes(151645), '<|im_end|> closes the user turn');
   assert.equal(tok.decode(ids).trim(), 'user\nWhat is 2+2?\nassistant');
-  const answer = tok.encodeChat([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Hello there' }], { addGenerationPrompt: false });
+  const answer = tok.encodeChat(
+    [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'Hello there' },
+    ],
+    { addGenerationPrompt: false },
+  );
   assert.match(tok.decode(answer), /Hello there/);
 
   const lonely = mkdtempSync(join(tmpdir(), 'whale-tok-'));
@@ -39,7 +45,10 @@ test('rsftData: next-token targets, weights on generated tokens only (token-mean
   assert.deepEqual(tm[0].loss_fn_inputs.weights!.data, [0, 0, 1 / 4, 0, 1 / 4, 1 / 4]);
   assert.deepEqual(tm[1].loss_fn_inputs.weights!.data, [1 / 4]);
   // Two examples of one trajectory (calls that could not merge) are one trajectory in sequence-mean.
-  const grouped = rsftData(batch.map((e, i) => ({ ...e, group: i === 1 ? 'u' : 't' })), 'sequence-mean');
+  const grouped = rsftData(
+    batch.map((e, i) => ({ ...e, group: i === 1 ? 'u' : 't' })),
+    'sequence-mean',
+  );
   assert.deepEqual(grouped[0].loss_fn_inputs.weights!.data, [0, 0, 1 / 4, 0, 1 / 4, 1 / 4]);
   assert.deepEqual(grouped[1].loss_fn_inputs.weights!.data, [1 / 4]);
   const data = rsftData(batch, 'sequence-mean');

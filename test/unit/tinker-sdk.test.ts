@@ -33,7 +33,12 @@ test('official tinker SDK 0.24.1 and openai Python client × whale serve', { ski
     const word = loadTokenizer(join(resourcesDir(), 'model', 'base', 'vocab.json'));
     const prompt = chat.encodeChat([{ role: 'user', content: 'What colour is the sky?' }], { addGenerationPrompt: true });
     const completion = [...word.encode(' the sky is blue'), word.idOf('<|end|>')!];
-    const r = py([script('tinker_sdk_loop.py'), served.url, JSON.stringify({ prompt, completion, steps: 8, lr: 3e-3 })]) as { losses: number[]; sampled: number[]; named_path: string; named_sampled: number[] };
+    const r = py([script('tinker_sdk_loop.py'), served.url, JSON.stringify({ prompt, completion, steps: 8, lr: 3e-3 })]) as {
+      losses: number[];
+      sampled: number[];
+      named_path: string;
+      named_sampled: number[];
+    };
     assert.equal(r.losses.length, 8);
     assert.ok(r.losses[0] > 1, `the first loss comes from real logprobs: ${r.losses[0]}`);
     assert.ok(r.losses.at(-1)! < r.losses[0] / 3, `the supervised loop trains: ${r.losses.map((x) => x.toFixed(2)).join(' ')}`);
@@ -41,7 +46,11 @@ test('official tinker SDK 0.24.1 and openai Python client × whale serve', { ski
     assert.match(r.named_path, /^tinker:\/\/model_\w+\/sampler_weights\/whale-sdk-named$/, 'the checkpoint keeps its name');
     assert.deepEqual(r.named_sampled, completion, 'the named checkpoint samples by its path');
 
-    const o = py([script('openai_client.py'), `${served.url}/v1`]) as { token_ids: number[]; logprobs: number[]; refused: Record<string, { status: number; param: string; code: string } | null> };
+    const o = py([script('openai_client.py'), `${served.url}/v1`]) as {
+      token_ids: number[];
+      logprobs: number[];
+      refused: Record<string, { status: number; param: string; code: string } | null>;
+    };
     assert.ok(o.token_ids.length > 0 && o.logprobs.length === o.token_ids.length, 'token ids and one logprob per token');
     for (const p of ['top_logprobs', 'tools', 'n', 'stream']) assert.deepEqual(o.refused[p], { status: 400, param: p, code: 'unsupported_parameter' }, p);
   } finally {

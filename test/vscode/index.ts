@@ -7,8 +7,12 @@ import Mocha from 'mocha';
 
 export function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'tdd', color: false, reporter: 'spec', timeout: 120_000, slow: 20_000 });
-  const built = readdirSync(__dirname).filter((f) => f.endsWith('.test.cjs')).map((f) => f.slice(0, -'.test.cjs'.length));
-  const wanted = process.env.WHALE_IT_SUITES ? process.env.WHALE_IT_SUITES.split(',').filter(Boolean) : built.filter((s) => !s.endsWith('.untrusted') && !s.endsWith('.vsix'));
+  const built = readdirSync(__dirname)
+    .filter((f) => f.endsWith('.test.cjs'))
+    .map((f) => f.slice(0, -'.test.cjs'.length));
+  const wanted = process.env.WHALE_IT_SUITES
+    ? process.env.WHALE_IT_SUITES.split(',').filter(Boolean)
+    : built.filter((s) => !s.endsWith('.untrusted') && !s.endsWith('.vsix'));
   const missing = wanted.filter((s) => !built.includes(s));
   if (missing.length) return Promise.reject(new Error(`suites not built: ${missing.join(', ')} (built: ${built.join(', ')})`));
   for (const s of wanted.sort()) mocha.addFile(join(__dirname, `${s}.test.cjs`));

@@ -32,18 +32,31 @@ let args;
 try {
   args = parseArgs({
     options: {
-      suite: { type: 'string', multiple: true }, trusted: { type: 'string' }, workspace: { type: 'string' },
-      extension: { type: 'string' }, 'installed-vsix': { type: 'string' }, screenshot: { type: 'string', multiple: true },
-      env: { type: 'string', multiple: true }, timeout: { type: 'string', default: '600' }, keep: { type: 'boolean' },
-      verbose: { type: 'boolean' }, help: { type: 'boolean' },
+      suite: { type: 'string', multiple: true },
+      trusted: { type: 'string' },
+      workspace: { type: 'string' },
+      extension: { type: 'string' },
+      'installed-vsix': { type: 'string' },
+      screenshot: { type: 'string', multiple: true },
+      env: { type: 'string', multiple: true },
+      timeout: { type: 'string', default: '600' },
+      keep: { type: 'boolean' },
+      verbose: { type: 'boolean' },
+      help: { type: 'boolean' },
     },
   }).values;
 } catch (e) {
   console.error(`run.mjs: ${e.message}\n${USAGE}`);
   process.exit(2);
 }
-if (args.help) { console.log(USAGE); process.exit(0); }
-const fail = (msg) => { console.error(`run.mjs: ${msg}`); process.exit(2); };
+if (args.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const fail = (msg) => {
+  console.error(`run.mjs: ${msg}`);
+  process.exit(2);
+};
 
 let rig;
 try {
@@ -73,7 +86,8 @@ if (vsix && !existsSync(vsix)) fail(`${vsix} does not exist`);
 const built = builtSuites();
 const wanted = args.suite ?? built;
 for (const s of wanted) if (!built.includes(s)) fail(`no built suite '${s}' in ${suitesOut} (built: ${built.join(', ') || 'none'})`);
-if (!vsix && args.suite?.some(vsixSuite)) fail(`suite(s) ${args.suite.filter(vsixSuite).join(', ')} test an installed .vsix: pass --installed-vsix FILE (npm run package makes one)`);
+if (!vsix && args.suite?.some(vsixSuite))
+  fail(`suite(s) ${args.suite.filter(vsixSuite).join(', ')} test an installed .vsix: pass --installed-vsix FILE (npm run package makes one)`);
 const isUntrusted = (s) => untrustedSuite(s) || args.trusted === 'false';
 const sessions = [
   { trusted: true, suites: wanted.filter((s) => !isUntrusted(s) && !vsixSuite(s)) },
@@ -110,13 +124,19 @@ async function runSession(session, index) {
     (type === 'error' || type === 'warn' ? console.error : console.log)(line);
   });
   await page.exposeFunction('codeAutomationExit', (code) => finish(code));
-  page.on('console', (m) => { if (args.verbose) console.error('[browser]', m.type(), m.text().slice(0, 2000)); });
-  page.on('pageerror', (e) => { if (args.verbose) console.error('[page error]', e.message); });
+  page.on('console', (m) => {
+    if (args.verbose) console.error('[browser]', m.type(), m.text().slice(0, 2000));
+  });
+  page.on('pageerror', (e) => {
+    if (args.verbose) console.error('[page error]', e.message);
+  });
 
   const payload = [
     // To test the INSTALLED extension, the extension under development is an empty one with another id.
     ['extensionDevelopmentPath', server.remote(session.vsix ? testHostExtension(join(server.tmp, 'test-host-extension')) : resolve(args.extension ?? repo))],
-    ['extensionTestsPath', server.remote(testsEntry)], ['skipWelcome', 'true'], ['skipReleaseNotes', 'true'],
+    ['extensionTestsPath', server.remote(testsEntry)],
+    ['skipWelcome', 'true'],
+    ['skipReleaseNotes', 'true'],
     // Client log level: console output of the extension host reaches codeAutomationLog only at info.
     ['logLevel', process.env.VSCODE_IT_CLIENT_LOG ?? 'info'],
   ];
@@ -127,7 +147,10 @@ async function runSession(session, index) {
   const shot = args.screenshot?.[index];
   if (shot) {
     mkdirSync(dirname(resolve(shot)), { recursive: true });
-    await page.screenshot({ path: shot }).then(() => say(`screenshot ${shot}`), (e) => console.error(`screenshot failed: ${e.message}`));
+    await page.screenshot({ path: shot }).then(
+      () => say(`screenshot ${shot}`),
+      (e) => console.error(`screenshot failed: ${e.message}`),
+    );
   }
   await browser.close().catch(() => {});
   await server.stop();
@@ -142,7 +165,9 @@ async function runSession(session, index) {
   return { code, ...summary, why: code ? `${label}: ${summary.failed} failed` : undefined };
 }
 
-let passed = 0, failed = 0, exitCode = 0;
+let passed = 0,
+  failed = 0,
+  exitCode = 0;
 for (const [i, s] of sessions.entries()) {
   const r = await runSession(s, i);
   passed += r.passed;

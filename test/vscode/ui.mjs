@@ -7,9 +7,11 @@ const escapeRe = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Helpers bound to one Playwright page showing the workbench; `say` logs a line. */
 export function workbenchUi(page, say = () => {}) {
-  const explorerRow = (label) => page.locator('.explorer-folders-view .monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRe(label)}$`) }) }).first();
+  const explorerRow = (label) =>
+    page.locator('.explorer-folders-view .monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^${escapeRe(label)}$`) }) }).first();
   /** A view of the side bar by its title (Runs, Harness Archive, …). */
-  const pane = (title) => page.locator('.part.sidebar .pane', { has: page.locator('.pane-header', { hasText: new RegExp(`^\\s*${escapeRe(title)}`, 'i') }) }).first();
+  const pane = (title) =>
+    page.locator('.part.sidebar .pane', { has: page.locator('.pane-header', { hasText: new RegExp(`^\\s*${escapeRe(title)}`, 'i') }) }).first();
   const paneRow = (title, text) => pane(title).locator('.monaco-list-row', { hasText: text }).first();
 
   const ui = {
@@ -29,15 +31,27 @@ export function workbenchUi(page, say = () => {}) {
         await input.fill(`>${command}`);
         // The row whose label is exactly the command: Enter would take the top row, which may be a
         // recently used command that merely matches ('WHALE: Run' matches 'WHALE: Resume Run').
-        const row = page.locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(command)}\\s*$`) }) }).first();
-        if (await row.waitFor({ timeout: 5_000 }).then(() => true, () => false)) return row.click();
+        const row = page
+          .locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(command)}\\s*$`) }) })
+          .first();
+        if (
+          await row.waitFor({ timeout: 5_000 }).then(
+            () => true,
+            () => false,
+          )
+        )
+          return row.click();
         if (Date.now() > end) throw new Error(`no '${command}' in the command palette after ${timeout / 1000}s`);
         await page.waitForTimeout(1_000);
       }
     },
     /** Clicks the quick pick row whose label starts with `label`. */
     async pick(label, timeout = 60_000) {
-      const row = page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(label)}\\s*$`) }) }).first();
+      const row = page
+        .locator('.quick-input-widget .quick-input-list .monaco-list-row', {
+          has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(label)}\\s*$`) }),
+        })
+        .first();
       await row.waitFor({ timeout });
       await row.click();
     },
@@ -92,11 +106,20 @@ export function workbenchUi(page, say = () => {}) {
       for (;;) {
         await target.click({ button: 'right' });
         const entry = page.locator('.monaco-menu .action-item', { hasText: item }).first();
-        if (await entry.waitFor({ timeout: 5_000 }).then(() => true, () => false)) {
+        if (
+          await entry.waitFor({ timeout: 5_000 }).then(
+            () => true,
+            () => false,
+          )
+        ) {
           // Hover first: the menu takes the click only once the item is its focused one.
           await entry.hover();
           await entry.locator('.action-menu-item').first().click();
-          await page.locator('.monaco-menu').first().waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => page.keyboard.press('Enter'));
+          await page
+            .locator('.monaco-menu')
+            .first()
+            .waitFor({ state: 'hidden', timeout: 10_000 })
+            .catch(() => page.keyboard.press('Enter'));
           return;
         }
         await page.keyboard.press('Escape');
@@ -108,7 +131,10 @@ export function workbenchUi(page, say = () => {}) {
     // screen reader alert always carries the text. Then open the notification centre, as a person
     // would from the bell, so the picture shows it.
     async notification(text, timeout = 60_000) {
-      const alert = page.locator('.monaco-alert', { hasText: text }).or(page.locator('.notification-toast', { hasText: text })).first();
+      const alert = page
+        .locator('.monaco-alert', { hasText: text })
+        .or(page.locator('.notification-toast', { hasText: text }))
+        .first();
       await alert.waitFor({ state: 'attached', timeout });
       say(`notification: ${(await alert.textContent()).trim()}`);
       if (!(await page.locator('.notification-toast', { hasText: text }).first().isVisible())) {

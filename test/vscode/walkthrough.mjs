@@ -21,12 +21,23 @@ import { repo } from './workspace.mjs';
 const USAGE = 'usage: node --import tsx test/vscode/walkthrough.mjs --vsix FILE [--out DIR] [--timeout SECONDS] [--keep] [--verbose]';
 let args;
 try {
-  args = parseArgs({ options: { vsix: { type: 'string' }, out: { type: 'string' }, timeout: { type: 'string', default: '900' }, keep: { type: 'boolean' }, verbose: { type: 'boolean' } } }).values;
+  args = parseArgs({
+    options: {
+      vsix: { type: 'string' },
+      out: { type: 'string' },
+      timeout: { type: 'string', default: '900' },
+      keep: { type: 'boolean' },
+      verbose: { type: 'boolean' },
+    },
+  }).values;
 } catch (e) {
   console.error(`walkthrough: ${e.message}\n${USAGE}`);
   process.exit(2);
 }
-const fail = (msg) => { console.error(`walkthrough: ${msg}`); process.exit(2); };
+const fail = (msg) => {
+  console.error(`walkthrough: ${msg}`);
+  process.exit(2);
+};
 if (!args.vsix) fail(`--vsix is required (npm run package makes one)\n${USAGE}`);
 const vsix = resolve(args.vsix);
 if (!existsSync(vsix)) fail(`${vsix} does not exist`);
@@ -43,7 +54,14 @@ try {
 } catch (e) {
   fail(e.message);
 }
-setTimeout(() => { console.error(`walkthrough: timed out after ${args.timeout}s`); teardown.runAll(); process.exit(3); }, Number(args.timeout) * 1000).unref();
+setTimeout(
+  () => {
+    console.error(`walkthrough: timed out after ${args.timeout}s`);
+    teardown.runAll();
+    process.exit(3);
+  },
+  Number(args.timeout) * 1000,
+).unref();
 
 // A key nobody could mistake for anything else, looked for afterwards in every file the run left.
 const FAKE_KEY = `sk-ant-whale-walkthrough-${process.pid}-${Date.now().toString(36)}`;
@@ -54,7 +72,15 @@ teardown.add(() => void fakeLlm.close());
 const env = { ...process.env };
 for (const k of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY']) delete env[k]; // the key must come from the person
 const server = await startServer({
-  rig, teardown, fixture: join(repo, 'test/vscode/fixtures/empty'), vsix, env, logLevel: 'info', keep: args.keep, verbose: args.verbose, say,
+  rig,
+  teardown,
+  fixture: join(repo, 'test/vscode/fixtures/empty'),
+  vsix,
+  env,
+  logLevel: 'info',
+  keep: args.keep,
+  verbose: args.verbose,
+  say,
   // A closed window's extension host is disposed after this many seconds (default: hours).
   serverArgs: ['--reconnection-grace-time', '5'],
 });
@@ -81,14 +107,27 @@ const until = async (what, probe, timeout = 120_000, every = 500) => {
   }
 };
 const runIds = () => (existsSync(join(store, 'runs')) ? readdirSync(join(store, 'runs')).sort() : []);
-const journal = (id) => readFileSync(join(store, 'runs', id, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const journal = (id) =>
+  readFileSync(join(store, 'runs', id, 'journal.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 // Engines are detached from the server's process group on purpose (they outlive a window): a walk
 // that fails half-way must not leave one running, so every engine a journal names is ended at exit.
 teardown.add(() => {
   for (const id of runIds()) {
     try {
-      const pid = journal(id).filter((e) => e.type === 'session_started').pop()?.pid;
+      const pid = journal(id)
+        .filter((e) => e.type === 'session_started')
+        .pop()?.pid;
       if (pid && alive(pid)) process.kill(-pid, 'SIGKILL');
     } catch {
       // a journal line half written, or the engine already gone
@@ -119,16 +158,29 @@ function filesContaining(dir, needle) {
 }
 /** The processes under `pid` whose command line matches `re`. */
 function descendants(pid, re) {
-  const procs = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map((d) => {
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      return { pid: Number(d), ppid: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]), cmd: readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' ') };
-    } catch {
-      return undefined;
-    }
-  }).filter(Boolean);
+  const procs = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        return {
+          pid: Number(d),
+          ppid: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]),
+          cmd: readFileSync(`/proc/${d}/cmdline`, 'utf8').replace(/\0/g, ' '),
+        };
+      } catch {
+        return undefined;
+      }
+    })
+    .filter(Boolean);
   const out = [];
-  const visit = (p) => procs.filter((x) => x.ppid === p).forEach((x) => { out.push(x); visit(x.pid); });
+  const visit = (p) =>
+    procs
+      .filter((x) => x.ppid === p)
+      .forEach((x) => {
+        out.push(x);
+        visit(x.pid);
+      });
   visit(pid);
   return out.filter((x) => re.test(x.cmd));
 }
@@ -176,7 +228,8 @@ const STEPS = [
   {
     name: 'weight-phase',
     shot: 'sidebar-after-next-phase.png',
-    caption: 'WHALE: Next Phase runs one phase (here the weight phase) in the engine process; the Runs view shows the run paused after it, with val mean@k and rollouts',
+    caption:
+      'WHALE: Next Phase runs one phase (here the weight phase) in the engine process; the Runs view shows the run paused after it, with val mean@k and rollouts',
     async run() {
       await ui.palette('View: Hide Panel');
       await ui.palette('WHALE: Next Phase');
@@ -201,7 +254,7 @@ const STEPS = [
   {
     name: 'diff',
     shot: 'candidate-diff.png',
-    caption: 'Harness Archive → a candidate\'s context menu → Diff with Parent: the candidate\'s change against h0',
+    caption: "Harness Archive → a candidate's context menu → Diff with Parent: the candidate's change against h0",
     async run() {
       const archive = await ui.showView('Harness Archive');
       await ui.resizeSideBar(340); // the diff editor goes inline when it is narrow
@@ -214,7 +267,11 @@ const STEPS = [
       const side = (which) => diff.locator(`.editor.${which} .view-lines`).first();
       await side('original').waitFor({ timeout: 30_000 });
       await side('modified').waitFor({ timeout: 30_000 });
-      await until('both sides of the diff to show text', async () => (await side('original').innerText()).trim() && (await side('modified').innerText()).trim(), 30_000);
+      await until(
+        'both sides of the diff to show text',
+        async () => (await side('original').innerText()).trim() && (await side('modified').innerText()).trim(),
+        30_000,
+      );
       await diff.locator('.line-insert, .char-insert, .line-delete, .char-delete').first().waitFor({ timeout: 30_000 });
       assert.notEqual(await side('original').innerText(), await side('modified').innerText(), 'the two sides of the diff differ');
       const [left, right] = [await diff.locator('.editor.original').first().boundingBox(), await diff.locator('.editor.modified').first().boundingBox()];
@@ -231,11 +288,26 @@ const STEPS = [
       await ui.expandRow(failing.locator('.monaco-list-row[aria-level="1"]').first());
       await ui.expandRow(failing.locator('.monaco-list-row[aria-level="2"]').first());
       await failing.locator('.monaco-list-row[aria-level="3"]', { hasText: 'sample' }).first().click();
-      const verdict = editor().locator('.view-line', { hasText: /^verdict\s+FAIL/ }).first();
+      const verdict = editor()
+        .locator('.view-line', { hasText: /^verdict\s+FAIL/ })
+        .first();
       await verdict.waitFor({ timeout: 60_000 });
       // The fail decoration: a whole-line background on the verdict's line, in the editor's overlays.
       const top = await verdict.evaluate((el) => el.style.top);
-      await until('the fail decoration on the verdict line', () => editor().evaluate((ed, t) => [...ed.querySelectorAll('.view-overlays > div')].some((line) => line.style.top === t && [...line.children].some((c) => !c.classList.contains('current-line') && getComputedStyle(c).backgroundColor !== 'rgba(0, 0, 0, 0)')), top), 30_000);
+      await until(
+        'the fail decoration on the verdict line',
+        () =>
+          editor().evaluate(
+            (ed, t) =>
+              [...ed.querySelectorAll('.view-overlays > div')].some(
+                (line) =>
+                  line.style.top === t &&
+                  [...line.children].some((c) => !c.classList.contains('current-line') && getComputedStyle(c).backgroundColor !== 'rgba(0, 0, 0, 0)'),
+              ),
+            top,
+          ),
+        30_000,
+      );
     },
   },
   {
@@ -244,10 +316,18 @@ const STEPS = [
     caption: 'A note through the comment widget (the "+" in the gutter): saved in the run store, listed in the Notes view',
     async run() {
       const text = `walkthrough note ${Date.now().toString(36)}: the agent answered before searching`;
-      const verdict = editor().locator('.view-line', { hasText: /^verdict\s+FAIL/ }).first();
+      const verdict = editor()
+        .locator('.view-line', { hasText: /^verdict\s+FAIL/ })
+        .first();
       const top = await verdict.evaluate((el) => el.style.top);
-      const gutterLine = editor().locator('.margin-view-overlays > div').filter({ has: page.locator('.comment-range-glyph') });
-      const glyph = editor().locator(`.margin-view-overlays > div[style*="top:${top.replace('px', '')}px"] .comment-range-glyph, .margin-view-overlays > div[style*="top: ${top}"] .comment-range-glyph`).first();
+      const gutterLine = editor()
+        .locator('.margin-view-overlays > div')
+        .filter({ has: page.locator('.comment-range-glyph') });
+      const glyph = editor()
+        .locator(
+          `.margin-view-overlays > div[style*="top:${top.replace('px', '')}px"] .comment-range-glyph, .margin-view-overlays > div[style*="top: ${top}"] .comment-range-glyph`,
+        )
+        .first();
       await gutterLine.first().waitFor({ timeout: 30_000 }); // the commenting range is drawn
       await verdict.hover();
       await glyph.hover();
@@ -260,10 +340,23 @@ const STEPS = [
       await page.locator('.review-widget .comment-body', { hasText: text }).first().waitFor({ timeout: 30_000 });
       const [run] = runIds().slice(-1);
       const file = join(store, 'runs', run, 'annotations.jsonl');
-      const saved = await until(`the note in ${file}`, () => existsSync(file) && readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((n) => n.text === text), 30_000);
+      const saved = await until(
+        `the note in ${file}`,
+        () =>
+          existsSync(file) &&
+          readFileSync(file, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l))
+            .find((n) => n.text === text),
+        30_000,
+      );
       assert.ok(saved.trajectoryId, 'the stored note names its trajectory');
       const notes = await ui.showView('Notes');
-      await notes.locator('.monaco-list-row', { hasText: text.split('\n')[0].slice(0, 30) }).first().waitFor({ timeout: 60_000 });
+      await notes
+        .locator('.monaco-list-row', { hasText: text.split('\n')[0].slice(0, 30) })
+        .first()
+        .waitFor({ timeout: 60_000 });
     },
   },
   {
@@ -276,30 +369,48 @@ const STEPS = [
       const [run] = runIds().slice(-1);
       // The webview's document is an iframe in an iframe; find the one with the chart and count the
       // canvas pixels that were painted.
-      const painted = await until('the dashboard chart drawn on its canvas', async () => {
-        for (const frame of page.frames()) {
-          const r = await frame.evaluate(() => {
-            const canvas = document.querySelector('canvas');
-            if (!canvas || !canvas.width) return undefined;
-            const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
-            let n = 0;
-            for (let i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
-            return { painted: n, text: document.body.innerText };
-          }).catch(() => undefined);
-          if (r && r.painted > 200 && r.text.includes(run)) return r;
-        }
-        return undefined;
-      }, 90_000, 1000);
+      const painted = await until(
+        'the dashboard chart drawn on its canvas',
+        async () => {
+          for (const frame of page.frames()) {
+            const r = await frame
+              .evaluate(() => {
+                const canvas = document.querySelector('canvas');
+                if (!canvas || !canvas.width) return undefined;
+                const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+                let n = 0;
+                for (let i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
+                return { painted: n, text: document.body.innerText };
+              })
+              .catch(() => undefined);
+            if (r && r.painted > 200 && r.text.includes(run)) return r;
+          }
+          return undefined;
+        },
+        90_000,
+        1000,
+      );
       say(`dashboard: ${painted.painted} painted pixels, the legend names ${run}`);
     },
   },
   {
     name: 'api-key',
     shot: 'api-key-prompt.png',
-    caption: 'With the llm proposer and no key anywhere, WHALE: Run asks for it in a password box; it goes to SecretStorage and the engine\'s environment only',
+    caption: "With the llm proposer and no key anywhere, WHALE: Run asks for it in a password box; it goes to SecretStorage and the engine's environment only",
     async run() {
       editConfig((c) => {
-        c.search = { ...c.search, proposer: 'llm', llm: { provider: 'anthropic', model: 'claude-walkthrough', baseUrl: fakeLlm.anthropicBaseUrl, price: { inputPerMillion: 1, outputPerMillion: 1 }, retryBaseMs: 50, retryMaxMs: 200 } };
+        c.search = {
+          ...c.search,
+          proposer: 'llm',
+          llm: {
+            provider: 'anthropic',
+            model: 'claude-walkthrough',
+            baseUrl: fakeLlm.anthropicBaseUrl,
+            price: { inputPerMillion: 1, outputPerMillion: 1 },
+            retryBaseMs: 50,
+            retryMaxMs: 200,
+          },
+        };
       });
       const before = runIds();
       await ui.palette('WHALE: Run');
@@ -313,8 +424,14 @@ const STEPS = [
       await page.keyboard.press('Enter');
       // The engine got it — by environment, since nothing else carries it — and sent it to the model
       // (the SDK sends it as x-api-key or as a bearer token, by version).
-      const call = await until('the proposer to call the model with the key', () => fakeLlm.requests.find((r) => r.headers['x-api-key'] === FAKE_KEY || r.headers.authorization === `Bearer ${FAKE_KEY}`), 120_000).catch((e) => {
-        throw new Error(`${e.message}; the model got ${fakeLlm.requests.length} request(s), with key headers ${JSON.stringify(fakeLlm.requests.map((r) => [r.headers['x-api-key'], r.headers.authorization]))}`);
+      const call = await until(
+        'the proposer to call the model with the key',
+        () => fakeLlm.requests.find((r) => r.headers['x-api-key'] === FAKE_KEY || r.headers.authorization === `Bearer ${FAKE_KEY}`),
+        120_000,
+      ).catch((e) => {
+        throw new Error(
+          `${e.message}; the model got ${fakeLlm.requests.length} request(s), with key headers ${JSON.stringify(fakeLlm.requests.map((r) => [r.headers['x-api-key'], r.headers.authorization]))}`,
+        );
       });
       say(`the fake model got ${fakeLlm.requests.length} request(s); the first with the typed key at request ${call.index}`);
       const run = await until('the new run', () => runIds().find((id) => !before.includes(id)), 60_000);
@@ -344,12 +461,14 @@ const STEPS = [
       // The key typed in the last step is in SecretStorage: no prompt this time.
       await ui.paneRow('Runs', new RegExp(`${run}\\s*running`)).waitFor({ timeout: 120_000 });
       assert.equal(await page.locator('.quick-input-widget', { hasText: /API key/ }).isVisible(), false, 'the stored key is not asked for again');
-      const pid = journal(run).filter((e) => e.type === 'session_started').pop().pid;
+      const pid = journal(run)
+        .filter((e) => e.type === 'session_started')
+        .pop().pid;
       const hosts = descendants(server.pid, /extensionHost|bootstrap-fork.*--type=extensionHost/);
       assert.ok(hosts.length > 0, 'found no extension host process under the server');
       say(`run ${run}: engine pid ${pid}; extension host(s) ${hosts.map((h) => h.pid).join(', ')}; closing the window`);
       await page.close();
-      await until('the closed window\'s extension host to end', () => hosts.every((h) => !alive(h.pid)), 120_000, 1000);
+      await until("the closed window's extension host to end", () => hosts.every((h) => !alive(h.pid)), 120_000, 1000);
       const seen = journal(run).length;
       assert.ok(alive(pid), `the engine (pid ${pid}) was killed with the window`);
       await until('the engine to go on writing its journal without a window', () => journal(run).length > seen, 120_000, 1000);
@@ -367,7 +486,10 @@ const STEPS = [
       const status = whale('status');
       assert.equal(status.status, 0, `whale status failed:\n${status.stdout}${status.stderr}`);
       assert.match(status.stdout, new RegExp(`run ${run}: (in progress or resumable|stop requested)`));
-      for (const [i, line] of readFileSync(join(store, 'runs', run, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean).entries()) {
+      for (const [i, line] of readFileSync(join(store, 'runs', run, 'journal.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .entries()) {
         assert.doesNotThrow(() => JSON.parse(line), `journal line ${i + 1} of ${run} is not JSON`);
       }
       say(`whale status: ${status.stdout.trim().split('\n')[0]}`);

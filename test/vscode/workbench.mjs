@@ -29,33 +29,71 @@ export function locateRig() {
 /** Teardown steps run last-in first-out on every way out, including ^C. */
 export function teardownOnExit() {
   const steps = [];
-  const runAll = () => { while (steps.length) { try { steps.pop()(); } catch { /* already gone */ } } };
+  const runAll = () => {
+    while (steps.length) {
+      try {
+        steps.pop()();
+      } catch {
+        /* already gone */
+      }
+    }
+  };
   process.on('exit', runAll);
-  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { runAll(); process.exit(130); });
+  for (const sig of ['SIGINT', 'SIGTERM'])
+    process.on(sig, () => {
+      runAll();
+      process.exit(130);
+    });
   return { add: (f) => steps.push(f), runAll };
 }
 
-const freePort = () => new Promise((ok, ko) => {
-  const s = createServer();
-  s.on('error', ko);
-  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => ok(port)); });
-});
+const freePort = () =>
+  new Promise((ok, ko) => {
+    const s = createServer();
+    s.on('error', ko);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => ok(port));
+    });
+  });
 
 // The workbench logs its own chatter through the automation logger; drop only lines known to be
 // noise on an offline machine, so that a test's own error is never hidden.
-export const WORKBENCH_NOISE = [/^\[AgentHost/, /^\[ChatModelSelection\]/, /^\[AccountPolicyGate\]/, /^Creating a socket/,
-  /^\[reconnection-grace-time\]/, /^Updating additional builtin/, /^\[Service Worker\]/,
-  /^Resolv(ing|ed) connection token/, /^File not found: .*vsda/, /open-vsx\.org.*(ENOTFOUND|getaddrinfo)/,
+export const WORKBENCH_NOISE = [
+  /^\[AgentHost/,
+  /^\[ChatModelSelection\]/,
+  /^\[AccountPolicyGate\]/,
+  /^Creating a socket/,
+  /^\[reconnection-grace-time\]/,
+  /^Updating additional builtin/,
+  /^\[Service Worker\]/,
+  /^Resolv(ing|ed) connection token/,
+  /^File not found: .*vsda/,
+  /open-vsx\.org.*(ENOTFOUND|getaddrinfo)/,
   /^(Error: )?getaddrinfo ENOTFOUND (open-vsx\.org|default\.exp-tas\.com|mobile\.events\.data\.microsoft\.com)/,
-  /^Timed out waiting for authentication provider 'github' to register/, /^Creation of workbench contribution '[^']+' took \d+ms\.$/,
-  /^\s+at .*workbench\.js/];
+  /^Timed out waiting for authentication provider 'github' to register/,
+  /^Creation of workbench contribution '[^']+' took \d+ms\.$/,
+  /^\s+at .*workbench\.js/,
+];
 
 /**
  * Starts a VS Code server on a fresh copy of `fixture`: seeded quiet settings, Workspace Trust off
  * (`trusted`) or on with the folder untrusted, optionally `vsix` installed first the way a person
  * installs a downloaded one (offline); `serverArgs` are more code-server flags. Returns its host, the workspace, and `stop()`.
  */
-export async function startServer({ rig, teardown, fixture, trusted = true, vsix, env = process.env, serverArgs = [], logLevel = process.env.VSCODE_IT_LOG ?? 'warn', keep = false, verbose = false, say = () => {} }) {
+export async function startServer({
+  rig,
+  teardown,
+  fixture,
+  trusted = true,
+  vsix,
+  env = process.env,
+  serverArgs = [],
+  logLevel = process.env.VSCODE_IT_LOG ?? 'warn',
+  keep = false,
+  verbose = false,
+  say = () => {},
+}) {
   const tmp = mkdtempSync(join(tmpdir(), 'whale-vscode-it-'));
   if (!keep) teardown.add(() => rmSync(tmp, { recursive: true, force: true }));
   const workspace = prepareWorkspace(fixture, join(tmp, 'workspace'));
@@ -70,31 +108,64 @@ export async function startServer({ rig, teardown, fixture, trusted = true, vsix
     say(`installed ${basename(vsix)}: ${r.stdout.trim().split('\n').pop()}`);
   }
   const host = `127.0.0.1:${await freePort()}`;
-  const server = spawn(rig.node24, [...common, '--auth', 'none', '--bind-addr', host,
-    '--disable-telemetry', '--disable-update-check', '--disable-getting-started-override', '--ignore-last-opened', '--disable-proxy',
-    ...(trusted ? ['--disable-workspace-trust'] : []),
-    // The built workbench honours ?payload= (extensionDevelopmentPath, extensionTestsPath) only with this.
-    '--vscode-option', 'enable-smoke-test-driver',
-    // Also the level of the extensions' LogOutputChannels: at 'warn' their info lines are dropped.
-    '--log', logLevel, ...serverArgs],
-  // Own process group: the extension host, the engine children and file watchers die with it.
-  { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
-  const kill = (sig) => { try { process.kill(-server.pid, sig); } catch { /* gone */ } };
+  const server = spawn(
+    rig.node24,
+    [
+      ...common,
+      '--auth',
+      'none',
+      '--bind-addr',
+      host,
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-getting-started-override',
+      '--ignore-last-opened',
+      '--disable-proxy',
+      ...(trusted ? ['--disable-workspace-trust'] : []),
+      // The built workbench honours ?payload= (extensionDevelopmentPath, extensionTestsPath) only with this.
+      '--vscode-option',
+      'enable-smoke-test-driver',
+      // Also the level of the extensions' LogOutputChannels: at 'warn' their info lines are dropped.
+      '--log',
+      logLevel,
+      ...serverArgs,
+    ],
+    // Own process group: the extension host, the engine children and file watchers die with it.
+    { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env },
+  );
+  const kill = (sig) => {
+    try {
+      process.kill(-server.pid, sig);
+    } catch {
+      /* gone */
+    }
+  };
   teardown.add(() => kill('SIGKILL'));
   let output = '';
-  const keepOut = (d) => { output = (output + d).slice(-20000); if (verbose) process.stderr.write(d); };
+  const keepOut = (d) => {
+    output = (output + d).slice(-20000);
+    if (verbose) process.stderr.write(d);
+  };
   server.stdout.on('data', keepOut);
   server.stderr.on('data', keepOut);
 
   const end = Date.now() + 120_000;
   let up = false;
   while (!up && Date.now() < end && server.exitCode === null) {
-    try { up = (await fetch(`http://${host}/healthz`)).ok; } catch { /* not up yet */ }
+    try {
+      up = (await fetch(`http://${host}/healthz`)).ok;
+    } catch {
+      /* not up yet */
+    }
     if (!up) await new Promise((r) => setTimeout(r, 250));
   }
   if (!up) throw new Error(`code-server did not come up on ${host}:\n${output.slice(-4000)}`);
   return {
-    host, tmp, workspace, userData, pid: server.pid,
+    host,
+    tmp,
+    workspace,
+    userData,
+    pid: server.pid,
     output: () => output,
     url: (payload) => `http://${host}/?folder=${encodeURIComponent(workspace)}${payload ? `&payload=${encodeURIComponent(JSON.stringify(payload))}` : ''}`,
     remote: (p) => `vscode-remote://${host}${p}`,
@@ -110,9 +181,19 @@ export async function startServer({ rig, teardown, fixture, trusted = true, vsix
 export async function launchBrowser({ rig, teardown }) {
   const { chromium } = await import(rig.playwright);
   const browser = await chromium.launch({
-    executablePath: rig.browser, headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-default-apps'],
+    executablePath: rig.browser,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--disable-quic',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-default-apps',
+    ],
   });
   teardown.add(() => browser.close().catch(() => {}));
   return browser;

@@ -12,7 +12,10 @@ export const defaultFixture = join(repo, 'test/vscode/fixtures/project');
 /** Names of the built suites (out/test/vscode/NAME.test.cjs), sorted. */
 export function builtSuites() {
   if (!existsSync(suitesOut)) return [];
-  return readdirSync(suitesOut).filter((f) => f.endsWith('.test.cjs')).map((f) => f.slice(0, -'.test.cjs'.length)).sort();
+  return readdirSync(suitesOut)
+    .filter((f) => f.endsWith('.test.cjs'))
+    .map((f) => f.slice(0, -'.test.cjs'.length))
+    .sort();
 }
 
 /** A suite named *.untrusted runs with Workspace Trust on and its folder untrusted. */
@@ -21,9 +24,10 @@ export const untrustedSuite = (name) => name.endsWith('.untrusted');
 export const vsixSuite = (name) => name.endsWith('.vsix');
 
 const isObject = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
-const deepMerge = (a, b) => (isObject(a) && isObject(b)
-  ? Object.fromEntries([...new Set([...Object.keys(a), ...Object.keys(b)])].map((k) => [k, k in b ? deepMerge(a[k], b[k]) : a[k]]))
-  : b);
+const deepMerge = (a, b) =>
+  isObject(a) && isObject(b)
+    ? Object.fromEntries([...new Set([...Object.keys(a), ...Object.keys(b)])].map((k) => [k, k in b ? deepMerge(a[k], b[k]) : a[k]]))
+    : b;
 
 /**
  * Copies `fixture` to a new folder under `parent` and returns its path. A fixture's optional
@@ -47,7 +51,11 @@ export function prepareWorkspace(fixture, parent) {
   }
   if (init) {
     if (typeof init.domain !== 'string') throw new Error(`${spec}: "init.domain" must be a domain id such as "kbqa"`);
-    const r = spawnSync(process.execPath, [join(repo, 'bin/whale.js'), 'init', ws, '--domain', init.domain, '--force', ...(init.name ? ['--name', init.name] : [])], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      [join(repo, 'bin/whale.js'), 'init', ws, '--domain', init.domain, '--force', ...(init.name ? ['--name', init.name] : [])],
+      { encoding: 'utf8' },
+    );
     if (r.status !== 0) throw new Error(`${spec}: whale init failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
   }
   cpSync(fixture, ws, { recursive: true, filter: (src) => basename(src) !== 'fixture.json' });
@@ -62,12 +70,27 @@ export function prepareWorkspace(fixture, parent) {
 /** User settings that keep an offline test VS Code quiet; `trusted: false` keeps Workspace Trust on without a start-up dialog. */
 export function seededSettings(userDataDir, { trusted }) {
   mkdirSync(join(userDataDir, 'User'), { recursive: true });
-  writeFileSync(join(userDataDir, 'User', 'settings.json'), JSON.stringify({
-    'chat.disableAIFeatures': true, 'extensions.autoCheckUpdates': false, 'extensions.autoUpdate': false,
-    'extensions.ignoreRecommendations': true, 'telemetry.telemetryLevel': 'off', 'update.mode': 'none',
-    'workbench.startupEditor': 'none', 'workbench.tips.enabled': false, 'git.autoRepositoryDetection': false,
-    'workbench.enableExperiments': false, 'workbench.secondarySideBar.defaultVisibility': 'hidden', 'explorer.compactFolders': false,
-    'security.workspace.trust.enabled': !trusted,
-    ...(trusted ? {} : { 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.emptyWindow': false }),
-  }, null, 1));
+  writeFileSync(
+    join(userDataDir, 'User', 'settings.json'),
+    JSON.stringify(
+      {
+        'chat.disableAIFeatures': true,
+        'extensions.autoCheckUpdates': false,
+        'extensions.autoUpdate': false,
+        'extensions.ignoreRecommendations': true,
+        'telemetry.telemetryLevel': 'off',
+        'update.mode': 'none',
+        'workbench.startupEditor': 'none',
+        'workbench.tips.enabled': false,
+        'git.autoRepositoryDetection': false,
+        'workbench.enableExperiments': false,
+        'workbench.secondarySideBar.defaultVisibility': 'hidden',
+        'explorer.compactFolders': false,
+        'security.workspace.trust.enabled': !trusted,
+        ...(trusted ? {} : { 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.emptyWindow': false }),
+      },
+      null,
+      1,
+    ),
+  );
 }

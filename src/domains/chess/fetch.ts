@@ -28,7 +28,10 @@ export async function fetchChessPuzzles(o: FetchPuzzlesOptions): Promise<{ file:
   try {
     res = await fetch(url);
   } catch (e) {
-    throw new WhaleError(`cannot download ${url}: ${(e as Error).message}${(e as { cause?: Error }).cause ? ` (${(e as { cause: Error }).cause.message})` : ''}`, 'fetch');
+    throw new WhaleError(
+      `cannot download ${url}: ${(e as Error).message}${(e as { cause?: Error }).cause ? ` (${(e as { cause: Error }).cause.message})` : ''}`,
+      'fetch',
+    );
   }
   if (!res.ok || !res.body) throw new WhaleError(`cannot download ${url}: HTTP ${res.status} ${res.statusText}`, 'fetch');
   const file = path.resolve(o.out);

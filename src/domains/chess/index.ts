@@ -30,7 +30,10 @@ export const isLegalTool: ToolSpec = {
   description: `${LEGAL_TOOL}(move, fen?): whether ${MOVE_FORMAT} is legal in the puzzle's position, or in \`fen\` when given. Answers 'legal: <uci> <san>' or 'illegal: …'. Says nothing about whether the move is good.`,
   parameters: {
     type: 'object',
-    properties: { move: { type: 'string', description: MOVE_FORMAT }, fen: { type: 'string', description: 'a position in FEN (default: the puzzle position)' } },
+    properties: {
+      move: { type: 'string', description: MOVE_FORMAT },
+      fen: { type: 'string', description: 'a position in FEN (default: the puzzle position)' },
+    },
     required: ['move'],
     additionalProperties: false,
   },
@@ -56,13 +59,14 @@ export const playMoveTool: ToolSpec = {
   description: `${PLAY_TOOL}(moves): plays your moves so far (a list, ${MOVE_FORMAT} each) from the puzzle position; the opponent answers each from the puzzle's solution. Answers 'correct: the opponent plays <uci> <san>; position: <fen>', 'solved', 'illegal: …' (nothing happens) or '${WRONG_PREFIX} …' (the puzzle is failed for good, as on Lichess).`,
   parameters: {
     type: 'object',
-    properties: { moves: { type: 'array', items: { type: 'string' }, description: 'your moves from the puzzle position, in order (not the opponent\'s)' } },
+    properties: { moves: { type: 'array', items: { type: 'string' }, description: "your moves from the puzzle position, in order (not the opponent's)" } },
     required: ['moves'],
     additionalProperties: false,
   },
   call(args: unknown, task: Task): string {
     const moves = ((args ?? {}) as { moves?: unknown }).moves;
-    if (!Array.isArray(moves) || moves.length === 0 || !moves.every((m) => typeof m === 'string')) return `error: ${PLAY_TOOL} needs {moves: [string, …]} (your moves so far)`;
+    if (!Array.isArray(moves) || moves.length === 0 || !moves.every((m) => typeof m === 'string'))
+      return `error: ${PLAY_TOOL} needs {moves: [string, …]} (your moves so far)`;
     const p = chessPrivate(task);
     const { outcome } = replayLine(p, moves as string[]);
     switch (outcome.kind) {
@@ -109,21 +113,35 @@ parse strict|lenient (the whole reply is the move, or the last move-like token),
 Propose_action / is_legal_action: h0 is written as those two functions (propose a move from the model; check it with the
 domain); keep that structure.`;
 
-const inputsOf = (tasks: Task[]): TaskInput<ChessPrivate>[] => tasks.map((t) => ({ id: t.id, question: t.public.question, ...(t.public.meta ? { meta: t.public.meta } : {}), private: chessPrivate(t) }));
+const inputsOf = (tasks: Task[]): TaskInput<ChessPrivate>[] =>
+  tasks.map((t) => ({ id: t.id, question: t.public.question, ...(t.public.meta ? { meta: t.public.meta } : {}), private: chessPrivate(t) }));
 /** The SDK hands tools the task as a DomainTask: the same object the engine holds. */
-const asTool = (t: ToolSpec): ToolDefinition<ChessPrivate, ChessOptions> => ({ name: t.name, description: t.description, parameters: t.parameters, call: (args, task) => t.call(args, task as unknown as Task) });
+const asTool = (t: ToolSpec): ToolDefinition<ChessPrivate, ChessOptions> => ({
+  name: t.name,
+  description: t.description,
+  parameters: t.parameters,
+  call: (args, task) => t.call(args, task as unknown as Task),
+});
 const record = (r: RolloutView): RolloutRecord => r as unknown as RolloutRecord;
 
 /** chess as a `defineDomain` definition: the same contract a user's domain module uses. */
 export const chessDefinition = defineDomain<ChessOptions, ChessPrivate>({
   id: CHESS_ID,
   title: 'chess — Lichess puzzles, every move from the model',
-  description: 'Lichess puzzles (the database\'s CSV): find the solution line move by move. The harness may check legality and play moves through the domain but may not compute, generate or replace a move: every move must come from a model completion.',
+  description:
+    "Lichess puzzles (the database's CSV): find the solution line move by move. The harness may check legality and play moves through the domain but may not compute, generate or replace a move: every move must come from a model completion.",
   summary: 'find the solution of Lichess puzzles (their CSV) move by move; the harness may check legality but never compute a move.',
   regime: 'mixed',
   options: parseChessOptions,
   async tasks({ options, baseDir }) {
-    const files = options.files !== undefined ? (Array.isArray(options.files) ? options.files : [options.files]) : options.tasksFile !== undefined ? [options.tasksFile] : [CHESS_SAMPLE];
+    const files =
+      options.files !== undefined
+        ? Array.isArray(options.files)
+          ? options.files
+          : [options.files]
+        : options.tasksFile !== undefined
+          ? [options.tasksFile]
+          : [CHESS_SAMPLE];
     const splits = await loadPuzzles(files, options, baseDir);
     return { weight: inputsOf(splits.weight), harness: inputsOf(splits.harness), val: inputsOf(splits.val), test: inputsOf(splits.test) };
   },

@@ -38,7 +38,13 @@ export function playToken(board: Chess, token: string): Move | null {
       const m = UCI.exec(t)!;
       return board.move({ from: m[1], to: m[2], ...(m[3] ? { promotion: m[3] } : {}) });
     }
-    return board.move(t.replace(/^0-0-0/, 'O-O-O').replace(/^0-0/, 'O-O').replace(/[!?]+$/, ''), { strict: false });
+    return board.move(
+      t
+        .replace(/^0-0-0/, 'O-O-O')
+        .replace(/^0-0/, 'O-O')
+        .replace(/[!?]+$/, ''),
+      { strict: false },
+    );
   } catch {
     return null;
   }

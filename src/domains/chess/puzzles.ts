@@ -45,13 +45,30 @@ export const ChessOptions = z
     /** Seed of the split assignment (a stable hash of PuzzleId); change it to draw other splits. */
     splitSeed: z.string().default('v1'),
     /** Relative split weights (default weight 0.4, harness/val/test 0.2 each). */
-    splitWeights: z.object({ weight: z.number().nonnegative(), harness: z.number().nonnegative(), val: z.number().nonnegative(), test: z.number().nonnegative() }).partial().strict().optional(),
+    splitWeights: z
+      .object({ weight: z.number().nonnegative(), harness: z.number().nonnegative(), val: z.number().nonnegative(), test: z.number().nonnegative() })
+      .partial()
+      .strict()
+      .optional(),
     /** At most this many tasks per split (the first ones in file order). */
-    sizes: z.object({ weight: z.number().int().positive(), harness: z.number().int().positive(), val: z.number().int().positive(), test: z.number().int().positive() }).partial().strict().optional(),
+    sizes: z
+      .object({
+        weight: z.number().int().positive(),
+        harness: z.number().int().positive(),
+        val: z.number().int().positive(),
+        test: z.number().int().positive(),
+      })
+      .partial()
+      .strict()
+      .optional(),
     /** Read at most this many rows of each file. */
     maxRows: z.number().int().positive().optional(),
     /** The domain's limits (turns, tokens per call, assistant token budget). */
-    limits: z.object({ maxTurns: z.number().int().positive(), maxTokensPerCall: z.number().int().positive(), maxAssistantTokens: z.number().int().positive() }).partial().strict().optional(),
+    limits: z
+      .object({ maxTurns: z.number().int().positive(), maxTokensPerCall: z.number().int().positive(), maxAssistantTokens: z.number().int().positive() })
+      .partial()
+      .strict()
+      .optional(),
   })
   .strict();
 export type ChessOptions = z.output<typeof ChessOptions>;
@@ -63,7 +80,10 @@ export function parseChessOptions(options: unknown): ChessOptions {
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const field = ['domain', 'options', ...issue.path.map(String)].join('.');
-  throw new InputError({ file: 'whale.config.json', field }, `${issue.message} (options of domain 'chess': files, ratingBands, themes, splitSeed, splitWeights, sizes, maxRows, limits)`);
+  throw new InputError(
+    { file: 'whale.config.json', field },
+    `${issue.message} (options of domain 'chess': files, ratingBands, themes, splitSeed, splitWeights, sizes, maxRows, limits)`,
+  );
 }
 
 /** The band label of a rating: the configured band that holds it, else a 200-point band. */
@@ -93,18 +113,32 @@ function field(row: Record<string, unknown>, name: string): string {
 }
 
 /** The fields a filter needs, read without replaying the line (cheap: a big file is filtered first). */
-export function puzzleHeader(table: Pick<Table, 'file' | 'format'>, row: Record<string, unknown>, line: number): { puzzleId: string; rating: number; themes: string[] } {
+export function puzzleHeader(
+  table: Pick<Table, 'file' | 'format'>,
+  row: Record<string, unknown>,
+  line: number,
+): { puzzleId: string; rating: number; themes: string[] } {
   const at = (f: string) => rowLocation(table, line, f);
   const puzzleId = field(row, 'PuzzleId');
   if (puzzleId === '') throw new InputError(at('PuzzleId'), 'missing puzzle id');
   const ratingText = field(row, 'Rating');
   const rating = Number(ratingText);
   if (ratingText === '' || !Number.isInteger(rating)) throw new InputError(at('Rating'), `not an integer rating: '${ratingText}'`);
-  return { puzzleId, rating, themes: field(row, 'Themes').split(/\s+/).filter((t) => t !== '') };
+  return {
+    puzzleId,
+    rating,
+    themes: field(row, 'Themes')
+      .split(/\s+/)
+      .filter((t) => t !== ''),
+  };
 }
 
 /** One CSV row as a puzzle, its line replayed with chess.js; throws an InputError naming file:line and the field. */
-export function parsePuzzleRow(table: Pick<Table, 'file' | 'format'>, row: Record<string, unknown>, line: number): Omit<ChessPrivate, 'ratingBand'> & { fen: string; opponentMove: string; opponentSan: string } {
+export function parsePuzzleRow(
+  table: Pick<Table, 'file' | 'format'>,
+  row: Record<string, unknown>,
+  line: number,
+): Omit<ChessPrivate, 'ratingBand'> & { fen: string; opponentMove: string; opponentSan: string } {
   const at = (f: string) => rowLocation(table, line, f);
   const { puzzleId, rating, themes } = puzzleHeader(table, row, line);
   const fen = field(row, 'FEN');
@@ -114,7 +148,9 @@ export function parsePuzzleRow(table: Pick<Table, 'file' | 'format'>, row: Recor
   } catch (e) {
     throw new InputError(at('FEN'), `invalid FEN '${fen}': ${(e as Error).message}`);
   }
-  const moves = field(row, 'Moves').split(/\s+/).filter((m) => m !== '');
+  const moves = field(row, 'Moves')
+    .split(/\s+/)
+    .filter((m) => m !== '');
   if (moves.length < 2) throw new InputError(at('Moves'), `needs the opponent's move and at least one solution move, got '${field(row, 'Moves')}'`);
   if (moves.length % 2 !== 0) throw new InputError(at('Moves'), `${moves.length} moves: a puzzle's line must end on the player's move (an even count)`);
   let start = '';
@@ -131,7 +167,18 @@ export function parsePuzzleRow(table: Pick<Table, 'file' | 'format'>, row: Recor
       throw new InputError(at('Moves'), `move ${i + 1} '${m}' is illegal in ${board.fen()}`);
     }
   }
-  return { puzzleId, fen, opponentMove: moves[0], opponentSan, start, solution: moves.slice(1), mate: board.isCheckmate(), rating, themes, source: `${table.file}:${line}` };
+  return {
+    puzzleId,
+    fen,
+    opponentMove: moves[0],
+    opponentSan,
+    start,
+    solution: moves.slice(1),
+    mate: board.isCheckmate(),
+    rating,
+    themes,
+    source: `${table.file}:${line}`,
+  };
 }
 
 export function taskQuestion(start: string, opponentMoveSan: string): string {
@@ -142,7 +189,8 @@ export function taskQuestion(start: string, opponentMoveSan: string): string {
 /** Reads the puzzle files, filters by band and theme, and assigns splits. */
 export async function loadPuzzles(files: string[], opts: ChessOptions, baseDir: string | undefined): Promise<Record<Split, Task[]>> {
   const weights = { ...DEFAULT_SPLIT_WEIGHTS, ...(opts.splitWeights ?? {}) };
-  if (SPLITS.every((s) => weights[s] === 0)) throw new InputError({ file: 'whale.config.json', field: 'domain.options.splitWeights' }, 'at least one split needs a positive weight');
+  if (SPLITS.every((s) => weights[s] === 0))
+    throw new InputError({ file: 'whale.config.json', field: 'domain.options.splitWeights' }, 'at least one split needs a positive weight');
   const out: Record<Split, Task[]> = { weight: [], harness: [], val: [], test: [] };
   const seen = new Map<string, string>();
   for (const file of files) {
@@ -160,12 +208,25 @@ export async function loadPuzzles(files: string[], opts: ChessOptions, baseDir: 
       if (opts.sizes?.[split] !== undefined && out[split].length >= opts.sizes[split]) continue;
       const p = parsePuzzleRow(table, row, line);
       const oppSan = p.opponentSan;
-      const priv: ChessPrivate = { puzzleId: p.puzzleId, start: p.start, solution: p.solution, mate: p.mate, rating: p.rating, ratingBand: band, themes: p.themes, source: p.source };
+      const priv: ChessPrivate = {
+        puzzleId: p.puzzleId,
+        start: p.start,
+        solution: p.solution,
+        mate: p.mate,
+        rating: p.rating,
+        ratingBand: band,
+        themes: p.themes,
+        source: p.source,
+      };
       const id = `chess-${p.puzzleId}`;
       out[split].push({
         id,
         split,
-        public: { id, question: taskQuestion(p.start, oppSan), meta: { fen: p.start, sideToMove: sideToMove(p.start), lastMove: p.opponentMove, lastMoveSan: oppSan } },
+        public: {
+          id,
+          question: taskQuestion(p.start, oppSan),
+          meta: { fen: p.start, sideToMove: sideToMove(p.start), lastMove: p.opponentMove, lastMoveSan: oppSan },
+        },
         private: priv as unknown as Json,
       });
     }

@@ -72,7 +72,13 @@ function refutedPlay(rollout: RolloutRecord): string | null {
 
 export function chessVerdict(p: ChessPrivate, rollout: RolloutRecord): Verdict {
   const refuted = refutedPlay(rollout);
-  if (refuted) return { pass: false, score: 0, extracted: rollout.finalAnswer, reason: `the puzzle was failed through ${PLAY_TOOL} (${refuted}); a wrong move cannot be taken back` };
+  if (refuted)
+    return {
+      pass: false,
+      score: 0,
+      extracted: rollout.finalAnswer,
+      reason: `the puzzle was failed through ${PLAY_TOOL} (${refuted}); a wrong move cannot be taken back`,
+    };
   if (rollout.finalAnswer === null) return { pass: false, score: 0, extracted: null, reason: 'no answer' };
   const tokens = answerTokens(rollout.finalAnswer);
   if (tokens.length === 0) return { pass: false, score: 0, extracted: '', reason: 'empty answer' };
@@ -81,13 +87,23 @@ export function chessVerdict(p: ChessPrivate, rollout: RolloutRecord): Verdict {
   const n = (p.solution.length + 1) / 2;
   switch (outcome.kind) {
     case 'solved':
-      return { pass: true, score: 1, extracted, reason: outcome.uci.join(' ') === p.solution.filter((_, i) => i % 2 === 0).join(' ') ? 'solved' : 'solved (another mating last move)' };
+      return {
+        pass: true,
+        score: 1,
+        extracted,
+        reason: outcome.uci.join(' ') === p.solution.filter((_, i) => i % 2 === 0).join(' ') ? 'solved' : 'solved (another mating last move)',
+      };
     case 'wrong':
       return { pass: false, score: 0, extracted, reason: `move ${outcome.index + 1} ${outcome.uci[outcome.index]} is not the solution (${outcome.expected})` };
     case 'illegal':
       return { pass: false, score: 0, extracted, reason: `move ${outcome.index + 1} '${tokens[outcome.index]}' is illegal in the position` };
     case 'malformed':
-      return { pass: false, score: 0, extracted, reason: `move ${outcome.index + 1} '${tokens[outcome.index]}' is not a move (write UCI like e2e4 or SAN like Nf3)` };
+      return {
+        pass: false,
+        score: 0,
+        extracted,
+        reason: `move ${outcome.index + 1} '${tokens[outcome.index]}' is not a move (write UCI like e2e4 or SAN like Nf3)`,
+      };
     case 'incomplete':
       return { pass: false, score: 0, extracted, reason: `incomplete: ${tokens.length} of the puzzle's ${n} moves` };
     case 'too_long':
@@ -139,10 +155,12 @@ export function chessRule(p: ChessPrivate, rollout: RolloutRecord): string | nul
   const forged = answerFromModelRule({ ...rollout, finalAnswer: null });
   if (forged) return forged;
   const queries = rollout.events.filter((e) => e.type === 'tool' && e.name === LEGAL_TOOL).length;
-  if (queries > MAX_LEGALITY_QUERIES) return `${queries} ${LEGAL_TOOL} calls (at most ${MAX_LEGALITY_QUERIES}): asking about many moves is generating moves, which only the model may do`;
+  if (queries > MAX_LEGALITY_QUERIES)
+    return `${queries} ${LEGAL_TOOL} calls (at most ${MAX_LEGALITY_QUERIES}): asking about many moves is generating moves, which only the model may do`;
   const completions = rollout.modelCalls.map((c) => completionMoves(c.completion));
   for (const s of playedMoves(p, rollout)) {
-    if (!moveFromModel(s.token, s.fen, completions)) return `the move '${s.token}' does not appear in any model completion: a harness may not compute, generate or replace moves, every move must come from the model`;
+    if (!moveFromModel(s.token, s.fen, completions))
+      return `the move '${s.token}' does not appear in any model completion: a harness may not compute, generate or replace moves, every move must come from the model`;
   }
   return null;
 }

@@ -31,14 +31,20 @@ function answersOf(row: Record<string, unknown>, fields: DataDomainConfig['field
     }
   }
   const list = Array.isArray(v) ? v : v === undefined || v === null ? [] : [v];
-  const out = list.filter((x) => typeof x === 'string' || typeof x === 'number').map(String).filter((x) => x.trim() !== '');
+  const out = list
+    .filter((x) => typeof x === 'string' || typeof x === 'number')
+    .map(String)
+    .filter((x) => x.trim() !== '');
   if (out.length === 0 || out.length !== list.length) throw loc(name);
   return out;
 }
 
 /** Reads the task files into tasks; a broken row is an InputError naming file:line and the field. */
 export async function loadDataTasks(cfg: DataDomainConfig, baseDir: string, configFile: string): Promise<TaskInput<DataPrivate>[]> {
-  const files: [string, Split | undefined][] = typeof cfg.tasks === 'string' ? [[cfg.tasks, undefined]] : SPLITS.filter((s) => (cfg.tasks as Record<string, string | undefined>)[s]).map((s) => [(cfg.tasks as Record<string, string>)[s], s]);
+  const files: [string, Split | undefined][] =
+    typeof cfg.tasks === 'string'
+      ? [[cfg.tasks, undefined]]
+      : SPLITS.filter((s) => (cfg.tasks as Record<string, string | undefined>)[s]).map((s) => [(cfg.tasks as Record<string, string>)[s], s]);
   const f = cfg.fields;
   const out: TaskInput<DataPrivate>[] = [];
   const seen = new Map<string, string>();
@@ -47,11 +53,14 @@ export async function loadDataTasks(cfg: DataDomainConfig, baseDir: string, conf
     for (const { row, line } of table.rows) {
       const bad = (field: string, msg: string) => new InputError(rowLocation(table, line, field), msg);
       const rawId = row[f.id];
-      if (typeof rawId !== 'string' && typeof rawId !== 'number') throw bad(f.id, `every row needs an id (a string or number in field '${f.id}'; map another with fields.id)`);
+      if (typeof rawId !== 'string' && typeof rawId !== 'number')
+        throw bad(f.id, `every row needs an id (a string or number in field '${f.id}'; map another with fields.id)`);
       const id = String(rawId);
       const question = row[f.question];
       if (typeof question !== 'string' || question.trim() === '') throw bad(f.question, `the question must be a non-empty string (task '${id}')`);
-      const answers = answersOf(row, f, (name) => bad(name, `needs the gold answer${f.answers ? 's (a list of strings)' : ' (a string or number)'} (task '${id}')`));
+      const answers = answersOf(row, f, (name) =>
+        bad(name, `needs the gold answer${f.answers ? 's (a list of strings)' : ' (a string or number)'} (task '${id}')`),
+      );
       const unusable = answers.map((g) => goldProblem(cfg.verifier, g)).find((m) => m !== null);
       if (unusable) throw bad(f.answers ?? f.answer, `${unusable} (task '${id}')`);
       let split = fileSplit;
@@ -65,7 +74,10 @@ export async function loadDataTasks(cfg: DataDomainConfig, baseDir: string, conf
       if (seen.has(id)) throw bad(f.id, `duplicate task id '${id}' (first at ${seen.get(id)})`);
       seen.set(id, where);
       // A tool's private argument read from a column the row lacks would be sent as null on every call.
-      for (const tool of cfg.tools) for (const [arg, field] of Object.entries(tool.privateArgs ?? {})) if (row[field] === undefined || row[field] === null) throw bad(field, `tool '${tool.name}' sends this field as its argument '${arg}' (privateArgs), but the row has none (task '${id}')`);
+      for (const tool of cfg.tools)
+        for (const [arg, field] of Object.entries(tool.privateArgs ?? {}))
+          if (row[field] === undefined || row[field] === null)
+            throw bad(field, `tool '${tool.name}' sends this field as its argument '${arg}' (privateArgs), but the row has none (task '${id}')`);
       const meta: { [k: string]: Json } = {};
       for (const m of f.meta) if (row[m] !== undefined) meta[m] = row[m] as Json;
       out.push({ id, question, meta, split: split ?? assignSplit(id, DEFAULT_SPLIT_WEIGHTS), private: { answers, row: row as Record<string, Json> } });
@@ -73,7 +85,9 @@ export async function loadDataTasks(cfg: DataDomainConfig, baseDir: string, conf
   }
   // A meta column no row has is a misspelt name: the harness would never see the field.
   const rows = out.map((t) => t.meta ?? {});
-  for (const m of f.meta) if (out.length > 0 && !rows.some((r) => m in r)) throw new InputError({ file: configFile, field: 'fields.meta' }, `no row of ${files.map(([file]) => file).join(', ')} has the column '${m}'`);
+  for (const m of f.meta)
+    if (out.length > 0 && !rows.some((r) => m in r))
+      throw new InputError({ file: configFile, field: 'fields.meta' }, `no row of ${files.map(([file]) => file).join(', ')} has the column '${m}'`);
   return out;
 }
 
@@ -88,14 +102,19 @@ export function dataDomainDefinition(cfg: DataDomainConfig, configFile: string):
   return defineDomain<Record<string, unknown>, DataPrivate>({
     id: cfg.id,
     title: cfg.title ?? `${cfg.id} — tasks from ${files}`,
-    description: cfg.description ?? `Tasks read from ${files}, verified by '${spec.kind}'${cfg.tools.length ? `, with tools ${cfg.tools.map((t) => t.name).join(', ')}` : ''}.`,
+    description:
+      cfg.description ??
+      `Tasks read from ${files}, verified by '${spec.kind}'${cfg.tools.length ? `, with tools ${cfg.tools.map((t) => t.name).join(', ')}` : ''}.`,
     regime: 'unknown',
     tasks: () => loadDataTasks(cfg, baseDir, configFile),
     tools: cfg.tools.map((t) => {
       const tool = httpTool(t, privateRow);
       return { ...tool, call: (args, task) => tool.call(args, task as unknown as Task) };
     }),
-    verify: spec.kind === 'command' ? { kind: 'command', command: spec.command, timeoutMs: spec.timeoutMs } : (task, rollout) => compare!(rollout.finalAnswer, task.private.answers),
+    verify:
+      spec.kind === 'command'
+        ? { kind: 'command', command: spec.command, timeoutMs: spec.timeoutMs }
+        : (task, rollout) => compare!(rollout.finalAnswer, task.private.answers),
     ...(cfg.limits ? { limits: cfg.limits } : {}),
     h0: cfg.h0 ? path.resolve(baseDir, cfg.h0) : harnessDir('qa-h0'),
     searchSpace:

@@ -16,7 +16,11 @@ export interface DownloadResult {
   how: 'done' | 'fetched' | 'resumed';
 }
 
-export async function downloadFile(url: string, dest: string, opts: { headers?: Record<string, string>; timeoutMs?: number; onProgress?: (bytes: number) => void } = {}): Promise<DownloadResult> {
+export async function downloadFile(
+  url: string,
+  dest: string,
+  opts: { headers?: Record<string, string>; timeoutMs?: number; onProgress?: (bytes: number) => void } = {},
+): Promise<DownloadResult> {
   if (existsSync(dest)) return { dest, bytes: statSync(dest).size, how: 'done' };
   mkdirSync(dirname(dest), { recursive: true });
   const part = `${dest}.part`;
@@ -29,7 +33,10 @@ export async function downloadFile(url: string, dest: string, opts: { headers?: 
       signal: AbortSignal.timeout(opts.timeoutMs ?? 24 * 3600_000),
     });
   } catch (e) {
-    throw new WhaleError(`download of ${url} failed: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}${have > 0 ? ` (${have} bytes kept in ${part}; run again to resume)` : ''}`, 'download');
+    throw new WhaleError(
+      `download of ${url} failed: ${(e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message}${have > 0 ? ` (${have} bytes kept in ${part}; run again to resume)` : ''}`,
+      'download',
+    );
   }
   if (res.status === 416 && have > 0) {
     // The partial file already holds every byte.

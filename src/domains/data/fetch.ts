@@ -73,7 +73,11 @@ export const DOMAIN_DATA: Record<string, DomainData> = {
     defaultGroups: ['data'],
     options: (dir) => searchqaOptionsFor(dir),
     notes: (dir, groups) =>
-      groups.includes('corpus') ? [`Retriever: gunzip ${path.join(dir, 'wiki-18.jsonl.gz')}, then Search-R1's retrieval_server.py (e5, GPU) or, for small corpora, whale retriever serve --corpus FILE`] : [],
+      groups.includes('corpus')
+        ? [
+            `Retriever: gunzip ${path.join(dir, 'wiki-18.jsonl.gz')}, then Search-R1's retrieval_server.py (e5, GPU) or, for small corpora, whale retriever serve --corpus FILE`,
+          ]
+        : [],
   },
   math: {
     // DAPO's training set (Parquet, chat prompt + reward_model.ground_truth; each problem ~100×),

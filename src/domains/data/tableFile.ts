@@ -24,7 +24,9 @@ export interface Table {
 
 /** How a row is named in an error: `file:line` for text files, `file: row N` for Parquet. */
 export function rowLocation(table: Pick<Table, 'file' | 'format'>, line: number, field?: string): { file: string; line?: number; field?: string } {
-  return table.format === 'parquet' ? { file: `${table.file} (row ${line})`, ...(field ? { field } : {}) } : { file: table.file, line, ...(field ? { field } : {}) };
+  return table.format === 'parquet'
+    ? { file: `${table.file} (row ${line})`, ...(field ? { field } : {}) }
+    : { file: table.file, line, ...(field ? { field } : {}) };
 }
 
 export function formatOf(file: string, format?: TableFormat): TableFormat {

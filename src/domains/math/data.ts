@@ -71,7 +71,10 @@ export function mathRowToTask(table: Table, row: Record<string, unknown>, line: 
   if ('reward_model' in row || 'prompt' in row) {
     const prompt = row.prompt;
     if (!Array.isArray(prompt)) throw new InputError(where('prompt'), 'must be a list of chat messages ({role, content})');
-    const user = prompt.find((m): m is { role: string; content: string } => !!m && typeof m === 'object' && (m as { role?: unknown }).role === 'user' && typeof (m as { content?: unknown }).content === 'string');
+    const user = prompt.find(
+      (m): m is { role: string; content: string } =>
+        !!m && typeof m === 'object' && (m as { role?: unknown }).role === 'user' && typeof (m as { content?: unknown }).content === 'string',
+    );
     if (!user) throw new InputError(where('prompt'), 'has no user message with text content');
     question = opts.dapoInstruction === 'strip' ? dapoProblem(user.content) : user.content.trim();
     const rm = row.reward_model as { ground_truth?: unknown } | undefined;
@@ -84,7 +87,11 @@ export function mathRowToTask(table: Table, row: Record<string, unknown>, line: 
     if (typeof idx === 'string' || typeof idx === 'number') id = `${source}-${idx}`;
   } else {
     const q = pick(row, QUESTION_COLUMNS);
-    if (!q) throw new InputError(where('problem'), `missing: a math row needs a problem text (one of ${QUESTION_COLUMNS.join(', ')}) or DAPO's prompt + reward_model`);
+    if (!q)
+      throw new InputError(
+        where('problem'),
+        `missing: a math row needs a problem text (one of ${QUESTION_COLUMNS.join(', ')}) or DAPO's prompt + reward_model`,
+      );
     if (typeof q[1] !== 'string' || q[1].trim() === '') throw new InputError(where(q[0]), 'must be a non-empty string');
     question = q[1].trim();
     const a = pick(row, ANSWER_COLUMNS);
@@ -102,7 +109,11 @@ export function mathRowToTask(table: Table, row: Record<string, unknown>, line: 
 }
 
 /** Reads the files feeding each split; a task id seen twice (in one split or across splits) is an error. */
-export async function loadMathSplits(files: Partial<Record<Split, MathFileSpec[]>>, baseDir: string | undefined, opts: MathLoadOptions = {}): Promise<Record<Split, Task[]>> {
+export async function loadMathSplits(
+  files: Partial<Record<Split, MathFileSpec[]>>,
+  baseDir: string | undefined,
+  opts: MathLoadOptions = {},
+): Promise<Record<Split, Task[]>> {
   const out: Record<Split, Task[]> = { weight: [], harness: [], val: [], test: [] };
   const seen = new Map<string, { split: Split; where: string }>();
   const problems = new Set<string>();
@@ -115,7 +126,11 @@ export async function loadMathSplits(files: Partial<Record<Split, MathFileSpec[]
         const loc = rowLocation(table, line);
         const here = `${loc.file}${loc.line !== undefined ? `:${loc.line}` : ''}`;
         const before = seen.get(task.id);
-        if (before) throw new InputError(rowLocation(table, line, 'id'), `task id '${task.id}' already used by ${before.where} (split ${before.split}): splits must not share tasks`);
+        if (before)
+          throw new InputError(
+            rowLocation(table, line, 'id'),
+            `task id '${task.id}' already used by ${before.where} (split ${before.split}): splits must not share tasks`,
+          );
         seen.set(task.id, { split, where: here });
         if (opts.dedupe) {
           const key = `${task.public.question}\u0000${(task.private as unknown as MathPrivate).answer}`;

@@ -23,7 +23,10 @@ export const MATH_DEFAULT_ASSISTANT_TOKENS = 4096;
 /** Model calls a candidate may make at most (h0 makes 2). */
 export const MATH_MAX_TURNS = 16;
 
-const FileSpec = z.union([z.string().min(1), z.object({ file: z.string().min(1), offset: z.number().int().nonnegative().optional(), limit: z.number().int().positive().optional() }).strict()]);
+const FileSpec = z.union([
+  z.string().min(1),
+  z.object({ file: z.string().min(1), offset: z.number().int().nonnegative().optional(), limit: z.number().int().positive().optional() }).strict(),
+]);
 const FileList = z.union([FileSpec, z.array(FileSpec).min(1)]);
 
 export const MathOptions = z
@@ -35,7 +38,16 @@ export const MathOptions = z
     /** Skip repeats of a problem (DAPO-Math-17k ships each ~100 times, DAPO's AIME-2024 32 times); a problem is kept in the first split that has it. */
     dedupe: z.boolean().default(true),
     /** A prefix of each split. */
-    sizes: z.object({ weight: z.number().int().positive(), harness: z.number().int().positive(), val: z.number().int().positive(), test: z.number().int().positive() }).partial().strict().optional(),
+    sizes: z
+      .object({
+        weight: z.number().int().positive(),
+        harness: z.number().int().positive(),
+        val: z.number().int().positive(),
+        test: z.number().int().positive(),
+      })
+      .partial()
+      .strict()
+      .optional(),
     /** SandboxFusion-compatible service (`whale sandbox serve` listens on http://127.0.0.1:8080 by default). */
     sandboxUrl: z.string().url().default('http://127.0.0.1:8080'),
     /** run_timeout (s) and memory_limit_MB of each code run. */
@@ -56,7 +68,10 @@ export function parseMathOptions(options: unknown): MathOptions {
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const field = ['domain', 'options', ...issue.path.map(String)].join('.');
-  throw new InputError({ file: 'whale.config.json', field }, `${issue.message} (options of domain 'math': files, dapoInstruction, dedupe, sizes, sandboxUrl, runTimeout, memoryLimitMb, maxOutputChars, maxAssistantTokens, maxTokensPerCall)`);
+  throw new InputError(
+    { file: 'whale.config.json', field },
+    `${issue.message} (options of domain 'math': files, dapoInstruction, dedupe, sizes, sandboxUrl, runTimeout, memoryLimitMb, maxOutputChars, maxAssistantTokens, maxTokensPerCall)`,
+  );
 }
 
 /** The shipped sample (scripts/gen-math-sample.ts): DAPO layout for training and search, AIME layouts for val and test. */
@@ -90,7 +105,9 @@ export function mathDiagnostics(task: Task, r: RolloutRecord & { termination: st
   const last = r.modelCalls[r.modelCalls.length - 1];
   const truncated = r.termination === 'token_limit' || r.modelCalls.some((c) => c.finishReason === 'length');
   const toolCalls = r.events.filter((e) => e.type === 'tool' && e.name === 'code_interpreter').length;
-  const toolErrors = r.events.filter((e) => e.type === 'tool' && e.name === 'code_interpreter' && typeof e.message === 'string' && e.message.startsWith('error')).length;
+  const toolErrors = r.events.filter(
+    (e) => e.type === 'tool' && e.name === 'code_interpreter' && typeof e.message === 'string' && e.message.startsWith('error'),
+  ).length;
   const boxedInCompletion = last ? extractBoxed(last.completion) !== null : false;
   const extracted = r.finalAnswer !== null ? mathEquivalent(r.finalAnswer, mathPrivate(task).answer).extracted : (extractBoxed(allCompletions(r)) ?? null);
   return {
@@ -128,9 +145,11 @@ itself (e.g. return the code's output), and no message may contain chat-template
 In the paper this domain is weight-dominated: the base model runs past its token budget on most answers, which no prompt fixes.`;
 }
 
-const inputsOf = (tasks: Task[]): TaskInput<MathPrivate>[] => tasks.map((t) => ({ id: t.id, question: t.public.question, ...(t.public.meta ? { meta: t.public.meta } : {}), private: mathPrivate(t) }));
+const inputsOf = (tasks: Task[]): TaskInput<MathPrivate>[] =>
+  tasks.map((t) => ({ id: t.id, question: t.public.question, ...(t.public.meta ? { meta: t.public.meta } : {}), private: mathPrivate(t) }));
 const record = (r: RolloutView): RolloutRecord => r as unknown as RolloutRecord;
-const sandboxOf = (o: MathOptions) => codeInterpreterTool({ url: o.sandboxUrl, runTimeout: o.runTimeout, memoryLimitMb: o.memoryLimitMb, maxOutputChars: o.maxOutputChars });
+const sandboxOf = (o: MathOptions) =>
+  codeInterpreterTool({ url: o.sandboxUrl, runTimeout: o.runTimeout, memoryLimitMb: o.memoryLimitMb, maxOutputChars: o.maxOutputChars });
 /** Name, description and parameters do not depend on the options; the call does (the sandbox's URL and limits). */
 const toolShape = sandboxOf(MathOptions.parse({}));
 
@@ -140,7 +159,8 @@ export const mathDefinition = defineDomain<MathOptions, MathPrivate>({
   title: MATH_TITLE,
   description:
     'Competition math (DAPO-Math-17k, AIME 2024/2025 layouts): the answer in \\boxed{}, checked by CAS equivalence; one tool, code_interpreter, on a SandboxFusion-compatible service (whale sandbox serve); an assistant token budget enforced by the gateway. Weight-dominated in the paper.',
-  summary: 'the paper\'s Math: DAPO-Math-17k / AIME files, \\boxed{} answers checked by CAS, a code_interpreter tool on a SandboxFusion-compatible service, an assistant token budget.',
+  summary:
+    "the paper's Math: DAPO-Math-17k / AIME files, \\boxed{} answers checked by CAS, a code_interpreter tool on a SandboxFusion-compatible service, an assistant token budget.",
   regime: 'weight-dominated',
   options: parseMathOptions,
   async tasks({ options: o, baseDir }) {
@@ -149,15 +169,31 @@ export const mathDefinition = defineDomain<MathOptions, MathPrivate>({
     const split = (s: Split) => inputsOf(o.sizes?.[s] !== undefined ? loaded[s].slice(0, o.sizes[s]) : loaded[s]);
     return { weight: split('weight'), harness: split('harness'), val: split('val'), test: split('test') };
   },
-  tools: [{ name: toolShape.name, description: toolShape.description, parameters: toolShape.parameters, call: (args, task, { options }) => sandboxOf(options).call(args, task as unknown as Task) }],
+  tools: [
+    {
+      name: toolShape.name,
+      description: toolShape.description,
+      parameters: toolShape.parameters,
+      call: (args, task, { options }) => sandboxOf(options).call(args, task as unknown as Task),
+    },
+  ],
   verify: (task, rollout) => {
     const v = mathEquivalent(rollout.finalAnswer ?? '', task.private.answer);
-    return { pass: v.pass, score: v.pass ? 1 : 0, extracted: v.extracted, reason: rollout.finalAnswer === null ? 'no answer (no \\boxed{} in the final answer)' : v.reason };
+    return {
+      pass: v.pass,
+      score: v.pass ? 1 : 0,
+      extracted: v.extracted,
+      reason: rollout.finalAnswer === null ? 'no answer (no \\boxed{} in the final answer)' : v.reason,
+    };
   },
   checkRules: (_task, rollout) => answerFromModelRule(record(rollout)),
   gold: (task) => `\\boxed{${task.private.answer}}`,
   diagnostics: (task, rollout) => mathDiagnostics(task as unknown as Task, rollout as unknown as RolloutRecord & { termination: string }),
-  limits: ({ options: o }) => ({ maxTurns: MATH_MAX_TURNS, maxAssistantTokens: o.maxAssistantTokens, ...(o.maxTokensPerCall !== undefined ? { maxTokensPerCall: o.maxTokensPerCall } : {}) }),
+  limits: ({ options: o }) => ({
+    maxTurns: MATH_MAX_TURNS,
+    maxAssistantTokens: o.maxAssistantTokens,
+    ...(o.maxTokensPerCall !== undefined ? { maxTokensPerCall: o.maxTokensPerCall } : {}),
+  }),
   h0: harnessDir('math-h0'),
   searchSpace: ({ options }) => mathSearchSpace(options),
 });

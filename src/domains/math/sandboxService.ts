@@ -71,7 +71,13 @@ export async function runPython(req: RunCodeRequest, opts: CodeSandboxOptions = 
     }
     const limits: SandboxLimits = { wallMs: timeoutS * 1000, cpuMs: timeoutS * 1000, memoryMb, outputBytes: o.outputBytes, maxTurns: 1, maxTokens: 1 };
     // -I: no user site, no PYTHON* variables, the script's folder not on sys.path ahead of the stdlib.
-    const plan = planCommandWorker({ dir, command: [o.python, '-I', 'main.py'], limits, network: mode.network === 'open' ? 'guard' : 'namespace', filesystem: mode.filesystem });
+    const plan = planCommandWorker({
+      dir,
+      command: [o.python, '-I', 'main.py'],
+      limits,
+      network: mode.network === 'open' ? 'guard' : 'namespace',
+      filesystem: mode.filesystem,
+    });
     const run = await execute(plan.command, plan.args, plan.env, dir, req.stdin ?? '', limits);
     if (run.spawnError) return sandboxError(`cannot start ${o.python}: ${run.spawnError}`);
     const ok = run.result.status === 'Finished' && run.result.return_code === 0;
@@ -204,9 +210,11 @@ export function parseRunCodeRequest(raw: unknown): RunCodeRequest | string {
   const r = raw as Record<string, unknown>;
   if (typeof r.code !== 'string') return 'code: must be a string';
   if (r.language !== undefined && typeof r.language !== 'string') return 'language: must be a string';
-  for (const k of ['run_timeout', 'memory_limit_MB', 'compile_timeout'] as const) if (r[k] !== undefined && r[k] !== null && typeof r[k] !== 'number') return `${k}: must be a number`;
+  for (const k of ['run_timeout', 'memory_limit_MB', 'compile_timeout'] as const)
+    if (r[k] !== undefined && r[k] !== null && typeof r[k] !== 'number') return `${k}: must be a number`;
   if (r.stdin !== undefined && r.stdin !== null && typeof r.stdin !== 'string') return 'stdin: must be a string';
-  if (r.files !== undefined && r.files !== null && (typeof r.files !== 'object' || Array.isArray(r.files))) return 'files: must be an object of name -> base64 content';
+  if (r.files !== undefined && r.files !== null && (typeof r.files !== 'object' || Array.isArray(r.files)))
+    return 'files: must be an object of name -> base64 content';
   return r as unknown as RunCodeRequest;
 }
 
@@ -236,7 +244,8 @@ export async function startCodeSandbox(o: CodeSandboxOptions & { host?: string; 
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://local');
       if (req.method === 'GET' && (url.pathname === '/health' || url.pathname === '/v1/ping')) return send(res, 200, { status: 'ok', ...mode });
-      if (url.pathname !== '/run_code') return send(res, 404, { detail: `no route ${req.method} ${url.pathname}; this service has POST /run_code and GET /health` });
+      if (url.pathname !== '/run_code')
+        return send(res, 404, { detail: `no route ${req.method} ${url.pathname}; this service has POST /run_code and GET /health` });
       if (req.method !== 'POST') return send(res, 405, { detail: 'use POST /run_code' });
       let raw: unknown;
       try {

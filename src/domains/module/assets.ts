@@ -55,7 +55,12 @@ async function buildWorker(cacheDir: string): Promise<string> {
   }
   const esbuild = await import('esbuild');
   // jsonc-parser's "main" is a UMD build whose dynamic require()s esbuild cannot follow (as in scripts/build.mjs).
-  const result = await esbuild.build({ entryPoints: [source], absWorkingDir: dirname(source), ...DOMAIN_BUILD, alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' } });
+  const result = await esbuild.build({
+    entryPoints: [source],
+    absWorkingDir: dirname(source),
+    ...DOMAIN_BUILD,
+    alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
+  });
   const code = result.outputFiles[0].contents;
   const file = join(cacheDir, `whale-domain-worker-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`);
   if (!existsSync(file)) writeFileAtomic(file, code, { fsync: false });

@@ -55,13 +55,31 @@ export async function bundleDomainModule(moduleFile: string, cacheDir: string): 
   const alias: Plugin = { name: 'whale-domain-sdk', setup: (b) => b.onResolve({ filter: /^whale\/domain$/ }, () => ({ path: sdk })) };
   let result;
   try {
-    result = await esbuild.build({ entryPoints: [moduleFile], absWorkingDir: dirname(moduleFile), ...DOMAIN_BUILD, sourcemap: 'inline', plugins: [alias],
+    result = await esbuild.build({
+      entryPoints: [moduleFile],
+      absWorkingDir: dirname(moduleFile),
+      ...DOMAIN_BUILD,
+      sourcemap: 'inline',
+      plugins: [alias],
       // The map's sources are then relative to where the bundle is written: stack frames name the user's file and line.
-      outdir: join(cacheDir, 'domains') });
+      outdir: join(cacheDir, 'domains'),
+    });
   } catch (e) {
     const errors = (e as { errors?: Message[] }).errors;
     if (!Array.isArray(errors) || errors.length === 0) throw new InputError({ file: moduleFile }, `cannot bundle the domain module: ${String(e)}`);
-    throw InputError.combine(errors.map((m) => new InputError({ file: m.location?.file ? resolvePath(dirname(moduleFile), m.location.file) : moduleFile, line: m.location?.line, column: m.location ? m.location.column + 1 : undefined }, `cannot bundle the domain module: ${m.text}`)));
+    throw InputError.combine(
+      errors.map(
+        (m) =>
+          new InputError(
+            {
+              file: m.location?.file ? resolvePath(dirname(moduleFile), m.location.file) : moduleFile,
+              line: m.location?.line,
+              column: m.location ? m.location.column + 1 : undefined,
+            },
+            `cannot bundle the domain module: ${m.text}`,
+          ),
+      ),
+    );
   }
   const code = result.outputFiles[0].contents;
   const hash = createHash('sha256').update(code).digest('hex');
@@ -121,7 +139,11 @@ class DomainThread {
           resolve(m.descriptor);
         } else if (m.type === 'load-error') {
           clearTimeout(timer);
-          reject(m.error.code === 'input' && m.error.location ? revive(m.error, 'verifier') : new WhaleError(m.error.message.startsWith(this.origin) ? m.error.message : `${this.origin}: ${m.error.message}`, 'domain'));
+          reject(
+            m.error.code === 'input' && m.error.location
+              ? revive(m.error, 'verifier')
+              : new WhaleError(m.error.message.startsWith(this.origin) ? m.error.message : `${this.origin}: ${m.error.message}`, 'domain'),
+          );
         } else this.settle(m);
       });
       worker.on('error', (e) => {
@@ -192,7 +214,12 @@ class DomainThread {
     if (!this.pending.has(p.msg.id)) return;
     this.pending.delete(p.msg.id);
     const what = p.msg.op === 'tool' ? `tool '${p.msg.tool}'` : p.msg.op;
-    p.reject(new InfraError(p.msg.op === 'tool' ? 'tool' : 'verifier', `${this.origin}: ${what} (task '${p.msg.task.id}') gave no answer within ${p.timeoutMs} ms; its worker thread was ended`));
+    p.reject(
+      new InfraError(
+        p.msg.op === 'tool' ? 'tool' : 'verifier',
+        `${this.origin}: ${what} (task '${p.msg.task.id}') gave no answer within ${p.timeoutMs} ms; its worker thread was ended`,
+      ),
+    );
     if (this.worker === worker) {
       this.worker = undefined;
       this.ready = undefined;
@@ -202,7 +229,12 @@ class DomainThread {
       clearTimeout(other.timer);
       if (other.retried) {
         this.pending.delete(id);
-        other.reject(new InfraError(other.msg.op === 'tool' ? 'tool' : 'verifier', `${this.origin}: ${other.msg.op} (task '${other.msg.task.id}') was interrupted twice by calls that overran their deadline`));
+        other.reject(
+          new InfraError(
+            other.msg.op === 'tool' ? 'tool' : 'verifier',
+            `${this.origin}: ${other.msg.op} (task '${other.msg.task.id}') was interrupted twice by calls that overran their deadline`,
+          ),
+        );
         continue;
       }
       other.retried = true;
@@ -226,7 +258,11 @@ class DomainThread {
 /** Loads a code domain; only in a trusted workspace. Errors in the module name its file, and a task's id and field where known. */
 export async function loadModuleDomain(o: ModuleDomainOptions): Promise<LoadedModuleDomain> {
   const moduleFile = resolvePath(o.baseDir, o.module);
-  if (!o.trusted) throw new WhaleError(`${moduleFile}: a domain module is code and runs only in a trusted workspace (the CLI in your own terminal is trusted; in VS Code, trust the folder)`, 'untrusted');
+  if (!o.trusted)
+    throw new WhaleError(
+      `${moduleFile}: a domain module is code and runs only in a trusted workspace (the CLI in your own terminal is trusted; in VS Code, trust the folder)`,
+      'untrusted',
+    );
   if (!existsSync(moduleFile)) throw new InputError({ file: o.configFile ?? 'whale.config.json', field: 'domain.module' }, `no domain module at ${moduleFile}`);
   const [{ file: bundle, hash }, workerFile] = await Promise.all([bundleDomainModule(moduleFile, o.cacheDir), ensureDomainWorker(o.cacheDir)]);
   const init: WorkerInit = {
@@ -243,7 +279,12 @@ export async function loadModuleDomain(o: ModuleDomainOptions): Promise<LoadedMo
   const d = await thread.start(o.loadTimeoutMs ?? DEFAULT_LOAD_TIMEOUT_MS);
   const tasks = d.tasks!;
   const verifierMs = d.limits.verifierTimeoutMs ?? (d.verifyCommand ? (d.verifyCommand.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS) : DEFAULT_VERIFIER_TIMEOUT_MS);
-  const strip = (r: RolloutRecord & { termination?: string }) => ({ finalAnswer: r.finalAnswer, modelCalls: r.modelCalls, events: r.events, ...(r.termination ? { termination: r.termination } : {}) });
+  const strip = (r: RolloutRecord & { termination?: string }) => ({
+    finalAnswer: r.finalAnswer,
+    modelCalls: r.modelCalls,
+    events: r.events,
+    ...(r.termination ? { termination: r.termination } : {}),
+  });
   const cmd = d.verifyCommand;
   const domain: LoadedModuleDomain = {
     id: d.id,
@@ -257,7 +298,10 @@ export async function loadModuleDomain(o: ModuleDomainOptions): Promise<LoadedMo
       if (!t) throw new WhaleError(`unknown split '${String(split)}'`, 'split');
       return t;
     },
-    tools: d.tools.map((t) => ({ ...t, call: async (args: unknown, task: Task) => (await thread.call('tool', { task, tool: t.name, args }, TOOL_TIMEOUT_MS)) as string })),
+    tools: d.tools.map((t) => ({
+      ...t,
+      call: async (args: unknown, task: Task) => (await thread.call('tool', { task, tool: t.name, args }, TOOL_TIMEOUT_MS)) as string,
+    })),
     verify: cmd
       ? (task, rollout) => runCommandVerifier(cmd, task, rollout, { cwd: dirname(moduleFile), origin: moduleFile })
       : async (task, rollout) => (await thread.call('verify', { task, rollout: strip(rollout) }, verifierMs)) as Verdict,
@@ -270,7 +314,10 @@ export async function loadModuleDomain(o: ModuleDomainOptions): Promise<LoadedMo
     gold: async (task) => (await thread.call('gold', { task }, verifierMs)) as string | null,
     close: () => thread.close(),
   };
-  if (d.hasCheckRules) domain.checkRules = async (task, rollout) => (await thread.call('checkRules', { task, rollout: strip(rollout) }, verifierMs)) as string | null;
-  if (d.hasDiagnostics) domain.diagnostics = async (task, rollout) => (await thread.call('diagnostics', { task, rollout: strip(rollout) }, verifierMs)) as Record<string, number | boolean | string | null>;
+  if (d.hasCheckRules)
+    domain.checkRules = async (task, rollout) => (await thread.call('checkRules', { task, rollout: strip(rollout) }, verifierMs)) as string | null;
+  if (d.hasDiagnostics)
+    domain.diagnostics = async (task, rollout) =>
+      (await thread.call('diagnostics', { task, rollout: strip(rollout) }, verifierMs)) as Record<string, number | boolean | string | null>;
   return domain;
 }

@@ -42,7 +42,11 @@ export interface DomainDescriptor {
   verifyCommand?: CommandVerifier;
 }
 
-export type FromWorker = { type: 'ready'; descriptor: DomainDescriptor } | { type: 'load-error'; error: SerializedError } | { type: 'result'; id: number; ok: true; value: unknown } | { type: 'result'; id: number; ok: false; error: SerializedError };
+export type FromWorker =
+  | { type: 'ready'; descriptor: DomainDescriptor }
+  | { type: 'load-error'; error: SerializedError }
+  | { type: 'result'; id: number; ok: true; value: unknown }
+  | { type: 'result'; id: number; ok: false; error: SerializedError };
 
 export type CallOp = 'verify' | 'checkRules' | 'diagnostics' | 'tool' | 'gold';
 
@@ -59,5 +63,11 @@ export function serializeError(e: unknown): SerializedError {
   if (!(e instanceof Error)) return { name: 'Error', message: String(e) };
   const x = e as Error & { code?: unknown; source?: string; location?: SerializedError['location']; detail?: string };
   const code = typeof x.code === 'string' ? x.code : x.name === 'InfraError' ? 'infra' : x.name === 'InputError' ? 'input' : undefined;
-  return { name: x.name, message: x.message, ...(code ? { code } : {}), ...(typeof x.source === 'string' ? { source: x.source } : {}), ...(x.location ? { location: x.location, detail: x.detail } : {}) };
+  return {
+    name: x.name,
+    message: x.message,
+    ...(code ? { code } : {}),
+    ...(typeof x.source === 'string' ? { source: x.source } : {}),
+    ...(x.location ? { location: x.location, detail: x.detail } : {}),
+  };
 }

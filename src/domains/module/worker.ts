@@ -30,10 +30,19 @@ async function load(): Promise<Domain> {
   }
   const def = mod.default;
   if (!isDefinedDomain(def)) {
-    const err = new Error(`the module's default export must be defineDomain({...}) from 'whale/domain' (got ${def === undefined ? 'no default export' : typeof def})`);
+    const err = new Error(
+      `the module's default export must be defineDomain({...}) from 'whale/domain' (got ${def === undefined ? 'no default export' : typeof def})`,
+    );
     throw Object.assign(err, { code: 'input', location: { file: init.origin, field: 'export default' }, detail: err.message });
   }
-  const domain = await materialise(def, init.options, { origin: init.origin, moduleDir: init.moduleDir, baseDir: init.baseDir, skipTasks: init.skipTasks, ...(init.configFile ? { configFile: init.configFile } : {}), ...(init.secret ? { secret: init.secret } : {}) });
+  const domain = await materialise(def, init.options, {
+    origin: init.origin,
+    moduleDir: init.moduleDir,
+    baseDir: init.baseDir,
+    skipTasks: init.skipTasks,
+    ...(init.configFile ? { configFile: init.configFile } : {}),
+    ...(init.secret ? { secret: init.secret } : {}),
+  });
   const tasks = init.skipTasks ? null : (Object.fromEntries(SPLITS.map((s) => [s, domain.tasks(s)])) as Record<Split, Task[]>);
   const v = def.verify;
   const descriptor: DomainDescriptor = {

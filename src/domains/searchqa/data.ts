@@ -29,7 +29,10 @@ export function searchqaPrivate(task: Task): SearchqaPrivate {
 export function sourceFromPath(file: string): string {
   const dir = path.basename(path.dirname(file)).toLowerCase();
   if ((QA_SOURCES as readonly string[]).includes(dir)) return dir;
-  const base = path.basename(file).replace(/\.(jsonl|json|parquet|pq|csv)$/i, '').toLowerCase();
+  const base = path
+    .basename(file)
+    .replace(/\.(jsonl|json|parquet|pq|csv)$/i, '')
+    .toLowerCase();
   return QA_SOURCES.find((s) => base === s || base.startsWith(`${s}_`) || base.startsWith(`${s}-`)) ?? base;
 }
 
@@ -78,7 +81,10 @@ export function rowToTask(table: Table, row: Record<string, unknown>, line: numb
   return { id, split: 'test', public: { id, question: question.trim(), meta: { data_source: dataSource } }, private: priv as unknown as Json };
 }
 
-export async function loadQaFiles(files: readonly string[], baseDir: string | undefined): Promise<{ tasks: Task[]; where: Map<string, { file: string; line?: number }> }> {
+export async function loadQaFiles(
+  files: readonly string[],
+  baseDir: string | undefined,
+): Promise<{ tasks: Task[]; where: Map<string, { file: string; line?: number }> }> {
   const tasks: Task[] = [];
   const where = new Map<string, { file: string; line?: number }>();
   for (const f of files) {
@@ -129,7 +135,8 @@ export async function loadSplits(plan: SplitPlan, baseDir: string | undefined): 
     for (const t of tasks) {
       const other = seen.get(t.id);
       // The same question in train and test files would leak the test split into training.
-      if (other !== undefined) throw new InputError({ file: 'whale.config.json', field: 'domain.options' }, `task '${t.id}' is in both the ${other} and the ${split} files`);
+      if (other !== undefined)
+        throw new InputError({ file: 'whale.config.json', field: 'domain.options' }, `task '${t.id}' is in both the ${other} and the ${split} files`);
       seen.set(t.id, split);
     }
     out[split].push(...take(tasks, split));

@@ -20,7 +20,15 @@ export interface RemoteFile {
 const FLASHRAG = 'RUC-NLPIR/FlashRAG_datasets';
 /** Search-R1's train files and evaluation files (dev where the set has no public test answers). */
 export const SEARCHQA_TRAIN = ['nq/train.jsonl', 'hotpotqa/train.jsonl'];
-export const SEARCHQA_TEST = ['nq/test.jsonl', 'triviaqa/test.jsonl', 'popqa/test.jsonl', 'hotpotqa/dev.jsonl', '2wikimultihopqa/dev.jsonl', 'musique/dev.jsonl', 'bamboogle/test.jsonl'];
+export const SEARCHQA_TEST = [
+  'nq/test.jsonl',
+  'triviaqa/test.jsonl',
+  'popqa/test.jsonl',
+  'hotpotqa/dev.jsonl',
+  '2wikimultihopqa/dev.jsonl',
+  'musique/dev.jsonl',
+  'bamboogle/test.jsonl',
+];
 
 export const SEARCHQA_REMOTE: readonly RemoteFile[] = [
   ...[...SEARCHQA_TRAIN, ...SEARCHQA_TEST].map((f): RemoteFile => ({ group: 'data', repo: FLASHRAG, file: f, local: path.join('flashrag', f) })),

@@ -54,7 +54,10 @@ export const SearchqaOptions = z
       .refine((r) => !(r.url && r.corpus), { message: 'give either url or corpus, not both' })
       .optional(),
     /** An LLM judge through any OpenAI-compatible endpoint decides the verdict instead of exact match. */
-    judge: z.object({ url: z.string().url(), model: z.string().min(1), keyEnv: z.string().min(1).optional(), timeoutMs: count.default(60_000) }).strict().optional(),
+    judge: z
+      .object({ url: z.string().url(), model: z.string().min(1), keyEnv: z.string().min(1).optional(), timeoutMs: count.default(60_000) })
+      .strict()
+      .optional(),
   })
   .strict()
   .refine((o) => !(o.files && (o.trainFiles || o.testFiles)), { message: 'give files, or trainFiles/testFiles, not both' });
@@ -65,7 +68,10 @@ export function parseSearchqaOptions(options: unknown): SearchqaOptions {
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const field = ['domain', 'options', ...issue.path.map(String)].join('.');
-  throw new InputError({ file: 'whale.config.json', field }, `${issue.message} (options of domain 'searchqa': trainFiles, testFiles, files, harnessSize, valSize, sizes, seed, retriever {url | corpus, timeoutMs}, judge {url, model, keyEnv, timeoutMs})`);
+  throw new InputError(
+    { file: 'whale.config.json', field },
+    `${issue.message} (options of domain 'searchqa': trainFiles, testFiles, files, harnessSize, valSize, sizes, seed, retriever {url | corpus, timeoutMs}, judge {url, model, keyEnv, timeoutMs})`,
+  );
 }
 
 /** Embedded retrievers by corpus file, shared by every domain object of this process. */
@@ -128,10 +134,16 @@ export async function createSearchqaDomain(options: unknown, ctx: DomainContext 
   );
   let url = o.retriever?.url;
   if (!url) {
-    const corpus = o.retriever?.corpus ? path.resolve(ctx.baseDir ?? process.cwd(), o.retriever.corpus) : usesSample ? path.join(sample, 'corpus.jsonl') : undefined;
+    const corpus = o.retriever?.corpus
+      ? path.resolve(ctx.baseDir ?? process.cwd(), o.retriever.corpus)
+      : usesSample
+        ? path.join(sample, 'corpus.jsonl')
+        : undefined;
     url = corpus ? (await embeddedRetriever(corpus)).url : DEFAULT_RETRIEVER_URL;
   }
-  const judge: JudgeOptions | undefined = o.judge ? { url: o.judge.url, model: o.judge.model, timeoutMs: o.judge.timeoutMs, ...(o.judge.keyEnv ? { keyEnv: o.judge.keyEnv } : {}) } : undefined;
+  const judge: JudgeOptions | undefined = o.judge
+    ? { url: o.judge.url, model: o.judge.model, timeoutMs: o.judge.timeoutMs, ...(o.judge.keyEnv ? { keyEnv: o.judge.keyEnv } : {}) }
+    : undefined;
   const sizes = Object.fromEntries(Object.entries(splits).map(([s, t]) => [s, t.length])) as Record<Split, number>;
   return {
     id: SEARCHQA_ID,

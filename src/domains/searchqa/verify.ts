@@ -50,16 +50,25 @@ export async function askJudge(o: JudgeOptions, question: string, gold: string[]
   let said: string;
   try {
     // Room for a reasoning model's <think> block before its one word.
-    const res = await client.chat.completions.create({ model: o.model, messages: [{ role: 'user', content: judgePrompt(question, gold, answer) }], temperature: 0, max_tokens: 512 });
+    const res = await client.chat.completions.create({
+      model: o.model,
+      messages: [{ role: 'user', content: judgePrompt(question, gold, answer) }],
+      temperature: 0,
+      max_tokens: 512,
+    });
     said = (res.choices[0]?.message?.content ?? '').trim();
   } catch (e) {
     throw new InfraError('verifier', `LLM judge at ${o.url} failed: ${(e as Error).message}`);
   }
   const final = said.replace(/<think>[\s\S]*?(<\/think>|$)/gi, ' ').toLowerCase();
-  const words = final.replace(/[^a-z]/g, ' ').trim().split(/\s+/);
+  const words = final
+    .replace(/[^a-z]/g, ' ')
+    .trim()
+    .split(/\s+/);
   // The first word, else the last yes/no of a reply that explains itself ("The answer is: no").
   const word = words[0] === 'yes' || words[0] === 'no' ? words[0] : [...words].reverse().find((w) => w === 'yes' || w === 'no');
-  if (word !== 'yes' && word !== 'no') throw new InfraError('verifier', `LLM judge at ${o.url} answered neither yes nor no: ${JSON.stringify(said.slice(0, 80))}`);
+  if (word !== 'yes' && word !== 'no')
+    throw new InfraError('verifier', `LLM judge at ${o.url} answered neither yes nor no: ${JSON.stringify(said.slice(0, 80))}`);
   return { yes: word === 'yes', said };
 }
 
@@ -76,7 +85,9 @@ export async function verifySearchqa(task: Task, rollout: RolloutRecord, judge: 
     const j = await askJudge(judge, task.public.question, answers, answer);
     return { pass: j.yes, score: j.yes ? 1 : 0, extracted, reason: `judge ${j.yes ? 'yes' : 'no'} (EM ${em ? 1 : 0}, F1 ${f1}; gold ${gold})` };
   }
-  return em ? { pass: true, score: 1, extracted, reason: `exact match (F1 ${f1})` } : { pass: false, score: 0, extracted, reason: `expected ${gold}, got ${extracted} (F1 ${f1})` };
+  return em
+    ? { pass: true, score: 1, extracted, reason: `exact match (F1 ${f1})` }
+    : { pass: false, score: 0, extracted, reason: `expected ${gold}, got ${extracted} (F1 ${f1})` };
 }
 
 /** `needle` occurs in `hay` as whole normalised words. */

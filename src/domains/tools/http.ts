@@ -16,11 +16,17 @@ export function httpTool(cfg: HttpToolConfig, privateRow: (task: Task) => Record
     description: cfg.description,
     parameters: cfg.parameters as { [k: string]: Json },
     async call(args, task) {
-      const body: Record<string, unknown> = args && typeof args === 'object' && !Array.isArray(args) ? { ...(args as Record<string, unknown>) } : { input: args };
+      const body: Record<string, unknown> =
+        args && typeof args === 'object' && !Array.isArray(args) ? { ...(args as Record<string, unknown>) } : { input: args };
       for (const [arg, field] of Object.entries(cfg.privateArgs ?? {})) body[arg] = privateRow(task)[field] ?? null;
       let res: Response;
       try {
-        res = await fetch(cfg.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(cfg.timeoutMs) });
+        res = await fetch(cfg.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(cfg.timeoutMs),
+        });
       } catch (e) {
         const err = e as Error & { cause?: { code?: string; message?: string } };
         const why = err.name === 'TimeoutError' ? `no answer within ${cfg.timeoutMs} ms` : (err.cause?.code ?? err.cause?.message ?? err.message);

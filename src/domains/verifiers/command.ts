@@ -34,7 +34,11 @@ export function parseVerdictOutput(stdout: string): Verdict {
   try {
     v = JSON.parse(text);
   } catch {
-    const last = text.split('\n').filter((l) => l.trim() !== '').pop() ?? '';
+    const last =
+      text
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .pop() ?? '';
     try {
       v = JSON.parse(last);
     } catch {
@@ -42,7 +46,8 @@ export function parseVerdictOutput(stdout: string): Verdict {
     }
   }
   const o = v as { pass?: unknown; score?: unknown; extracted?: unknown; reason?: unknown };
-  if (!o || typeof o !== 'object' || typeof o.pass !== 'boolean') throw new Error(`the verdict needs "pass": true|false (got ${JSON.stringify(v).slice(0, 200)})`);
+  if (!o || typeof o !== 'object' || typeof o.pass !== 'boolean')
+    throw new Error(`the verdict needs "pass": true|false (got ${JSON.stringify(v).slice(0, 200)})`);
   if (o.score !== undefined && (typeof o.score !== 'number' || !Number.isFinite(o.score))) throw new Error('the verdict\'s "score" must be a finite number');
   return {
     pass: o.pass,

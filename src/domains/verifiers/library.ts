@@ -52,7 +52,12 @@ export const VERIFIERS: { [K in Kind]?: (spec: SpecOf<K>) => GoldCompare } = {
   'token-f1': (spec) => (p, golds) => {
     const f1 = tokenF1(p, golds);
     const pass = f1 >= spec.threshold && f1 > 0;
-    return { pass, score: f1, extracted: normaliseQa(p), reason: `token F1 ${f1.toFixed(3)}${pass ? '' : ` (needs ${spec.threshold}; expected ${show(golds)})`}` };
+    return {
+      pass,
+      score: f1,
+      extracted: normaliseQa(p),
+      reason: `token F1 ${f1.toFixed(3)}${pass ? '' : ` (needs ${spec.threshold}; expected ${show(golds)})`}`,
+    };
   },
   numeric: (spec) =>
     anyGold((p, g) => {
@@ -86,9 +91,16 @@ export function goldProblem(spec: VerifierSpec, gold: string): string | null {
 }
 
 /** The compare function of a spec; an unknown or unavailable kind is an InputError naming the field. */
-export function goldCompare(spec: Exclude<VerifierSpec, { kind: 'command' }>, where: { file: string; field: string }): (finalAnswer: string | null, golds: readonly string[]) => Verdict {
+export function goldCompare(
+  spec: Exclude<VerifierSpec, { kind: 'command' }>,
+  where: { file: string; field: string },
+): (finalAnswer: string | null, golds: readonly string[]) => Verdict {
   const make = VERIFIERS[spec.kind] as ((s: typeof spec) => GoldCompare) | undefined;
-  if (!make) throw new InputError({ file: where.file, field: `${where.field}.kind` }, `the verifier kind '${spec.kind}' is not available in this build (available: ${Object.keys(VERIFIERS).join(', ')}, command)`);
+  if (!make)
+    throw new InputError(
+      { file: where.file, field: `${where.field}.kind` },
+      `the verifier kind '${spec.kind}' is not available in this build (available: ${Object.keys(VERIFIERS).join(', ')}, command)`,
+    );
   let pattern: RegExp | undefined;
   if (spec.extract !== undefined) {
     try {

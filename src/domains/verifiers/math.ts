@@ -50,7 +50,8 @@ export function extractBoxed(text: string): string | null {
     let i = start;
     for (; i < text.length && depth > 0; i++) {
       const c = text[i];
-      if (c === '\\') i++; // an escaped brace (\{ \}) does not open or close the box
+      if (c === '\\')
+        i++; // an escaped brace (\{ \}) does not open or close the box
       else if (c === '{') depth++;
       else if (c === '}') depth--;
     }
@@ -61,7 +62,9 @@ export function extractBoxed(text: string): string | null {
 
 const UNIT_WORDS =
   'cm|mm|km|m|meters?|metres?|centimeters?|inches|inch|in|feet|foot|ft|yards?|miles?|units?|sq|square|cubic|degrees?|deg|radians?|rad|seconds?|secs?|s|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|dollars?|cents?|grams?|g|kg|pounds?|lbs?|liters?|litres?|l|ml|mph|people|students|ways|points|times';
-const TRAILING_UNITS = new RegExp(`^(.*?[\\d}).])(?:\\s*\\\\(?:text|mbox|mathrm|textbf|mathit)\\s*\\{[^{}]*\\}|\\s+(?:${UNIT_WORDS})(?:\\^\\{?[23]\\}?)?)\\s*$`);
+const TRAILING_UNITS = new RegExp(
+  `^(.*?[\\d}).])(?:\\s*\\\\(?:text|mbox|mathrm|textbf|mathit)\\s*\\{[^{}]*\\}|\\s+(?:${UNIT_WORDS})(?:\\^\\{?[23]\\}?)?)\\s*$`,
+);
 
 /**
  * A normal form of one answer: the box unwrapped, math delimiters and spacing commands dropped,
@@ -250,7 +253,10 @@ function casSafe(s: string): boolean {
 }
 
 function loose(s: string): string {
-  const t = s.replace(/\\text\s*\{([^{}]*)\}/g, '$1').replace(/[\s{}]/g, '').replace(/^\((\w)\)$/, '$1');
+  const t = s
+    .replace(/\\text\s*\{([^{}]*)\}/g, '$1')
+    .replace(/[\s{}]/g, '')
+    .replace(/^\((\w)\)$/, '$1');
   return /^[a-zA-Z][a-zA-Z\s'-]+$/.test(s.replace(/\\text\s*\{([^{}]*)\}/g, '$1').trim()) ? t.toLowerCase() : t;
 }
 
@@ -275,7 +281,8 @@ export function mathEquivalent(prediction: string, gold: string): MathVerdict {
   const scales = p.percent === g.percent ? [1] : p.percent ? [1, 0.01] : [1, 100];
   const pn = plainNumber(p.text);
   const gn = plainNumber(g.text);
-  if (pn !== null && gn !== null) return scales.some((k) => sameRational(pn, gn, k === 1 ? [1n, 1n] : k < 1 ? [1n, 100n] : [100n, 1n])) ? ok('same number') : wrong;
+  if (pn !== null && gn !== null)
+    return scales.some((k) => sameRational(pn, gn, k === 1 ? [1n, 1n] : k < 1 ? [1n, 100n] : [100n, 1n])) ? ok('same number') : wrong;
 
   if (!casSafe(p.text) || !casSafe(g.text)) return wrong;
   const pe = parse(p.text);

@@ -44,7 +44,10 @@ export class DashboardPanel implements vscode.Disposable {
       DashboardPanel.current.panel.reveal();
       return DashboardPanel.current;
     }
-    const panel = vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, 'WHALE Dashboard', vscode.ViewColumn.Active, { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media')] });
+    const panel = vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, 'WHALE Dashboard', vscode.ViewColumn.Active, {
+      enableScripts: true,
+      localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media')],
+    });
     DashboardPanel.current = new DashboardPanel(panel, extensionUri, storeDir, log);
     return DashboardPanel.current;
   }
@@ -65,7 +68,16 @@ export class DashboardPanel implements vscode.Disposable {
   /** Sends a fresh snapshot (after a journal changed); the webview redraws from it. */
   refresh(): void {
     const store = this.storeDir();
-    const snapshot: DashboardSnapshot = store ? loadDashboard(store) : { store: '', generatedAt: new Date().toISOString(), runs: [], methods: [], skipped: [], error: 'no WHALE project open (no whale.config.json in the workspace)' };
+    const snapshot: DashboardSnapshot = store
+      ? loadDashboard(store)
+      : {
+          store: '',
+          generatedAt: new Date().toISOString(),
+          runs: [],
+          methods: [],
+          skipped: [],
+          error: 'no WHALE project open (no whale.config.json in the workspace)',
+        };
     const msg: ToWebview = { type: 'snapshot', snapshot };
     this.panel.webview.postMessage(msg);
   }

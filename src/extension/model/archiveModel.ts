@@ -43,7 +43,11 @@ export interface ArchiveModel {
 
 const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : 0);
 
-export function archiveModel(candidates: readonly ArchivedCandidate[], journals: ReadonlyMap<string, readonly JournalEntry[]>, opts: { submitted?: ReadonlySet<string> } = {}): ArchiveModel {
+export function archiveModel(
+  candidates: readonly ArchivedCandidate[],
+  journals: ReadonlyMap<string, readonly JournalEntry[]>,
+  opts: { submitted?: ReadonlySet<string> } = {},
+): ArchiveModel {
   const nodes = new Map<string, CandidateNode>();
   for (const c of candidates) {
     nodes.set(c.treeHash, {
@@ -74,7 +78,8 @@ export function archiveModel(candidates: readonly ArchivedCandidate[], journals:
       const n = typeof e.treeHash === 'string' ? nodes.get(e.treeHash) : undefined;
       if (e.type === 'run_started') incumbent = String(e.harness);
       if (e.type === 'phase_completed') incumbent = String(e.harness);
-      if (e.type === 'candidate_scored' && n) n.scores.push({ run, phase: num(e.phase), round: num(e.round), version: String(e.version), mean: num(e.mean), se: num(e.se) });
+      if (e.type === 'candidate_scored' && n)
+        n.scores.push({ run, phase: num(e.phase), round: num(e.round), version: String(e.version), mean: num(e.mean), se: num(e.se) });
       if (e.type === 'candidate_invalid' && n) n.invalid.push({ run, phase: num(e.phase), reasons: Array.isArray(e.reasons) ? e.reasons.map(String) : [] });
       if (e.type === 'acceptance') nodes.get(String(e.chosen))?.accepted.push({ run, phase: num(e.phase) });
     }
@@ -142,7 +147,8 @@ export function candidateTooltip(n: CandidateNode, policies: ReadonlyMap<string,
   const lines = [`**${shortHash(n.treeHash)}** (${n.origin}) \`${n.treeHash}\``, '', n.hypothesis, ''];
   if (n.parents.length > 1) lines.push(`crossover of ${n.parents.map((p) => '`' + shortHash(p) + '`').join(' and ')}`, '');
   else if (n.parents.length) lines.push(`derived from \`${shortHash(n.parents[0])}\``, '');
-  for (const s of scoresByVersion(n)) lines.push(`- ${policyHover(s.version, policies)}: ${pm(s)} on the harness split (${s.runs.length} run${s.runs.length > 1 ? 's' : ''})`);
+  for (const s of scoresByVersion(n))
+    lines.push(`- ${policyHover(s.version, policies)}: ${pm(s)} on the harness split (${s.runs.length} run${s.runs.length > 1 ? 's' : ''})`);
   if (n.incumbentOf.length) lines.push(`- ★ incumbent (current harness) of ${n.incumbentOf.join(', ')}`);
   if (n.bestPairOf.length) lines.push(`- ◆ harness of the best pair on validation in ${n.bestPairOf.join(', ')}`);
   for (const a of n.accepted) lines.push(`- ✓ accepted in run ${a.run}, phase ${a.phase}`);
@@ -173,7 +179,10 @@ export function compareTable(a: CandidateNode, b: CandidateNode, policies: Reado
   const sb = new Map(scoresByVersion(b).map((s) => [s.version, s]));
   const versions = [...new Set([...sa.keys(), ...sb.keys()])];
   const cell = (s?: { mean: number; se: number }) => (s ? `${pct(s.mean)} ± ${(100 * s.se).toFixed(1)}` : '—');
-  const marks = (n: CandidateNode) => [n.accepted.length ? `✓ accepted ×${n.accepted.length}` : '', n.invalid.length ? `✗ invalid: ${n.invalid[0].reasons.join('; ')}` : ''].filter(Boolean).join(', ') || '—';
+  const marks = (n: CandidateNode) =>
+    [n.accepted.length ? `✓ accepted ×${n.accepted.length}` : '', n.invalid.length ? `✗ invalid: ${n.invalid[0].reasons.join('; ')}` : '']
+      .filter(Boolean)
+      .join(', ') || '—';
   return [
     `# ${shortHash(a.treeHash)} ↔ ${shortHash(b.treeHash)}`,
     '',

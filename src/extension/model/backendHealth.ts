@@ -12,7 +12,8 @@ export function healthTargets(backend: unknown): HealthTarget[] {
   const b = backend as { kind?: unknown; baseUrl?: unknown; sampler?: { baseUrl?: unknown }; trainer?: { baseUrl?: unknown } } | undefined;
   const str = (x: unknown) => (typeof x === 'string' && /^https?:\/\//.test(x) ? x.replace(/\/+$/, '') : undefined);
   const openai = (u: string | undefined, role: HealthTarget['role']): HealthTarget[] => (u ? [{ role, url: `${u}/models` }] : []);
-  const tinker = (u: string | undefined, role: HealthTarget['role']): HealthTarget[] => (u ? [{ role, url: `${u.replace(/\/api\/v1$/, '')}/api/v1/healthz` }] : []);
+  const tinker = (u: string | undefined, role: HealthTarget['role']): HealthTarget[] =>
+    u ? [{ role, url: `${u.replace(/\/api\/v1$/, '')}/api/v1/healthz` }] : [];
   switch (b?.kind) {
     case 'openai-compatible':
       return openai(str(b.baseUrl), 'server');
@@ -41,9 +42,7 @@ export async function checkTargets(targets: readonly HealthTarget[], timeoutMs =
 }
 
 export type HealthState =
-  | { status: 'unknown' }
-  | { status: 'ok'; checkedAt: number }
-  | { status: 'unreachable'; since: number; checkedAt: number; failures: number; error: string };
+  { status: 'unknown' } | { status: 'ok'; checkedAt: number } | { status: 'unreachable'; since: number; checkedAt: number; failures: number; error: string };
 
 export interface HealthTiming {
   /** Between checks while the backend answers. */
@@ -78,7 +77,10 @@ export function describeHealth(kind: string, s: HealthState): { mark: string; te
     case 'ok':
       return { mark: '$(pass)', text: `${kind}: reachable (checked ${clock(s.checkedAt)} UTC)` };
     case 'unreachable':
-      return { mark: '$(debug-disconnect)', text: `${kind}: unreachable since ${clock(s.since)} UTC (${s.error}; ${s.failures} failed check${s.failures === 1 ? '' : 's'})` };
+      return {
+        mark: '$(debug-disconnect)',
+        text: `${kind}: unreachable since ${clock(s.since)} UTC (${s.error}; ${s.failures} failed check${s.failures === 1 ? '' : 's'})`,
+      };
   }
 }
 

@@ -17,10 +17,20 @@ const sh = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 /** Writes `whale` (POSIX sh) and `whale.cmd` (Windows) into `dir`; returns `dir`. */
 export function writeLauncher(dir: string, t: LauncherTarget): string {
   mkdirSync(dir, { recursive: true });
-  const envSh = Object.entries(t.env).map(([k, v]) => `${k}=${sh(v)} `).join('');
-  writeFileSync(join(dir, 'whale'), `#!/bin/sh\n# Written by the WHALE extension: the bundled whale CLI on the terminal's PATH.\n${envSh}exec ${sh(t.node)} ${sh(t.cli)} "$@"\n`);
+  const envSh = Object.entries(t.env)
+    .map(([k, v]) => `${k}=${sh(v)} `)
+    .join('');
+  writeFileSync(
+    join(dir, 'whale'),
+    `#!/bin/sh\n# Written by the WHALE extension: the bundled whale CLI on the terminal's PATH.\n${envSh}exec ${sh(t.node)} ${sh(t.cli)} "$@"\n`,
+  );
   chmodSync(join(dir, 'whale'), 0o755);
-  const envCmd = Object.entries(t.env).map(([k, v]) => `set "${k}=${v}"\r\n`).join('');
-  writeFileSync(join(dir, 'whale.cmd'), `@echo off\r\nrem Written by the WHALE extension: the bundled whale CLI on the terminal's PATH.\r\nsetlocal\r\n${envCmd}"${t.node}" "${t.cli}" %*\r\n`);
+  const envCmd = Object.entries(t.env)
+    .map(([k, v]) => `set "${k}=${v}"\r\n`)
+    .join('');
+  writeFileSync(
+    join(dir, 'whale.cmd'),
+    `@echo off\r\nrem Written by the WHALE extension: the bundled whale CLI on the terminal's PATH.\r\nsetlocal\r\n${envCmd}"${t.node}" "${t.cli}" %*\r\n`,
+  );
   return dir;
 }

@@ -28,23 +28,42 @@ export function configProblems(text: string, file: string): ConfigProblem[] {
     config = parseJsonWithSchema(text, file, WhaleConfigSchema);
   } catch (e) {
     if (!(e instanceof InputError)) throw e;
-    return e.all.map((x) => ({ line: x.location.line ?? 1, column: x.location.column ?? 1, ...(x.location.field ? { field: x.location.field } : {}), message: x.detail }));
+    return e.all.map((x) => ({
+      line: x.location.line ?? 1,
+      column: x.location.column ?? 1,
+      ...(x.location.field ? { field: x.location.field } : {}),
+      message: x.detail,
+    }));
   }
   const problems: ConfigProblem[] = [];
   const root = dirname(file);
   const known = listDomains().map((d) => d.id);
   // Only names and files are checked here: a domain module is code and is never loaded by the editor.
   const id = config.domain.id;
-  if (id !== undefined && !known.includes(id)) problems.push({ ...at(text, ['domain', 'id']), field: 'domain.id', message: `unknown domain '${id}' (known domains: ${known.join(', ')}); for your own use "module" or "data"` });
-  if (config.domain.module !== undefined && !existsSync(resolve(root, config.domain.module))) problems.push({ ...at(text, ['domain', 'module']), field: 'domain.module', message: `no domain module at ${resolve(root, config.domain.module)}` });
+  if (id !== undefined && !known.includes(id))
+    problems.push({
+      ...at(text, ['domain', 'id']),
+      field: 'domain.id',
+      message: `unknown domain '${id}' (known domains: ${known.join(', ')}); for your own use "module" or "data"`,
+    });
+  if (config.domain.module !== undefined && !existsSync(resolve(root, config.domain.module)))
+    problems.push({ ...at(text, ['domain', 'module']), field: 'domain.module', message: `no domain module at ${resolve(root, config.domain.module)}` });
   const data = config.domain.data;
-  if (typeof data === 'string' && !existsSync(resolve(root, data))) problems.push({ ...at(text, ['domain', 'data']), field: 'domain.data', message: `no data domain file at ${resolve(root, data)}` });
+  if (typeof data === 'string' && !existsSync(resolve(root, data)))
+    problems.push({ ...at(text, ['domain', 'data']), field: 'domain.data', message: `no data domain file at ${resolve(root, data)}` });
   const files = data && typeof data === 'object' ? (typeof data.tasks === 'string' ? { tasks: data.tasks } : data.tasks) : {};
   for (const [k, f] of Object.entries(files)) {
-    if (f !== undefined && !existsSync(resolve(root, f))) problems.push({ ...at(text, ['domain', 'data', 'tasks', ...(k === 'tasks' ? [] : [k])]), field: `domain.data.tasks${k === 'tasks' ? '' : `.${k}`}`, message: `no tasks file at ${resolve(root, f)}` });
+    if (f !== undefined && !existsSync(resolve(root, f)))
+      problems.push({
+        ...at(text, ['domain', 'data', 'tasks', ...(k === 'tasks' ? [] : [k])]),
+        field: `domain.data.tasks${k === 'tasks' ? '' : `.${k}`}`,
+        message: `no tasks file at ${resolve(root, f)}`,
+      });
   }
   const harness = resolve(root, config.harness);
-  if (!existsSync(harness) || !statSync(harness).isDirectory()) problems.push({ ...at(text, ['harness']), field: 'harness', message: `no harness folder at ${harness}` });
-  else if (!existsSync(resolve(harness, 'harness.json'))) problems.push({ ...at(text, ['harness']), field: 'harness', message: `${harness} has no harness.json` });
+  if (!existsSync(harness) || !statSync(harness).isDirectory())
+    problems.push({ ...at(text, ['harness']), field: 'harness', message: `no harness folder at ${harness}` });
+  else if (!existsSync(resolve(harness, 'harness.json')))
+    problems.push({ ...at(text, ['harness']), field: 'harness', message: `${harness} has no harness.json` });
   return problems;
 }

@@ -57,9 +57,11 @@ export interface EvaluationSummary {
 export function describeEvaluation(s: EvaluationSummary, names: ReadonlyMap<string, string>): string {
   const pct = (x: number) => (100 * x).toFixed(1);
   const k = s.key ?? {};
-  return [
-    `mean@${s.k}${k.split ? ` on the ${k.split} split` : ''} = ${pct(s.meanAtK)}% ± ${pct(s.standardError)}`,
-    ...(k.harnessHash ? [`harness ${shortHash(k.harnessHash)}`] : []),
-    ...(k.policyVersion ? [`under ${policyLabel(k.policyVersion, names)}`] : []),
-  ].join(' · ') + (s.cacheHit ? ' (cached)' : '');
+  return (
+    [
+      `mean@${s.k}${k.split ? ` on the ${k.split} split` : ''} = ${pct(s.meanAtK)}% ± ${pct(s.standardError)}`,
+      ...(k.harnessHash ? [`harness ${shortHash(k.harnessHash)}`] : []),
+      ...(k.policyVersion ? [`under ${policyLabel(k.policyVersion, names)}`] : []),
+    ].join(' · ') + (s.cacheHit ? ' (cached)' : '')
+  );
 }

@@ -146,7 +146,13 @@ export function roundsOf(mine: readonly JournalEntry[], accepted?: string): Roun
     if (e.type === 'candidate_scored' || e.type === 'candidate_invalid') {
       const treeHash = typeof e.treeHash === 'string' ? e.treeHash : '';
       const c: RoundCandidate = { treeHash, accepted: !!treeHash && treeHash === accepted };
-      if (e.type === 'candidate_scored') Object.assign(c, { mean: num(e.mean), se: num(e.se), meanTurns: num(e.meanTurns), ...(typeof e.cacheHit === 'boolean' ? { cacheHit: e.cacheHit } : {}) });
+      if (e.type === 'candidate_scored')
+        Object.assign(c, {
+          mean: num(e.mean),
+          se: num(e.se),
+          meanTurns: num(e.meanTurns),
+          ...(typeof e.cacheHit === 'boolean' ? { cacheHit: e.cacheHit } : {}),
+        });
       else c.invalid = Array.isArray(e.reasons) ? e.reasons.map(String) : [];
       if (typeof e.dir === 'string') c.dir = e.dir;
       if (typeof e.origin === 'string') c.origin = e.origin;
@@ -171,7 +177,14 @@ function acceptanceNode(acc: JournalEntry, mine: readonly JournalEntry[]): Accep
     archiveBest: String(acc.archiveBest ?? chosen),
     incumbent: String(acc.incumbent ?? ''),
     ...(acc.pairedChoice !== undefined || acc.note !== undefined
-      ? { paired: { ...(typeof acc.diff === 'number' ? { diff: acc.diff } : {}), ...(typeof acc.seDiff === 'number' ? { seDiff: acc.seDiff } : {}), changedChoice: acc.changedChoice === true, ...(typeof acc.note === 'string' ? { note: acc.note } : {}) } }
+      ? {
+          paired: {
+            ...(typeof acc.diff === 'number' ? { diff: acc.diff } : {}),
+            ...(typeof acc.seDiff === 'number' ? { seDiff: acc.seDiff } : {}),
+            changedChoice: acc.changedChoice === true,
+            ...(typeof acc.note === 'string' ? { note: acc.note } : {}),
+          },
+        }
       : {}),
     olderWon: !proposedHere,
   };
@@ -267,7 +280,17 @@ export function runModel(id: string, entries: readonly JournalEntry[], opts: Run
   }
   if (open && status === 'interrupted') open.status = 'interrupted';
   const backend = describeBackend(entries.find((e) => e.type === 'run_started')?.backend);
-  return { id, status, ...(detail ? { detail } : {}), state, cycles, policies: policyNames(entries), ...(open ? { current: open } : {}), ...(pid !== undefined ? { pid } : {}), ...(backend ? { backend } : {}) };
+  return {
+    id,
+    status,
+    ...(detail ? { detail } : {}),
+    state,
+    cycles,
+    policies: policyNames(entries),
+    ...(open ? { current: open } : {}),
+    ...(pid !== undefined ? { pid } : {}),
+    ...(backend ? { backend } : {}),
+  };
 }
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
@@ -276,7 +299,10 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 export function describePhase(p: PhaseNode): string {
   const parts: string[] = [];
   if (p.kind === 'weight') parts.push(`${p.steps ?? 0} step(s)${p.lastReward !== undefined ? `, reward ${pct(p.lastReward)}` : ''}`);
-  else parts.push(`round ${p.rounds ?? 0}${p.roundsPlanned !== undefined ? `/${p.roundsPlanned}` : ''}, ${p.scored ?? 0} scored${p.invalid ? `, ${p.invalid} invalid` : ''}`);
+  else
+    parts.push(
+      `round ${p.rounds ?? 0}${p.roundsPlanned !== undefined ? `/${p.roundsPlanned}` : ''}, ${p.scored ?? 0} scored${p.invalid ? `, ${p.invalid} invalid` : ''}`,
+    );
   if (p.validation) parts.push(`val mean@${p.validation.k} ${pct(p.validation.mean)} ± ${(100 * p.validation.se).toFixed(1)}`);
   parts.push(`${p.rollouts} rollouts`);
   return parts.join(' · ');
@@ -311,7 +337,10 @@ export function phaseTooltip(p: PhaseNode, policies: ReadonlyMap<string, string>
   lines.push(`- started from ${policyHover(p.started.version, policies)} with harness \`${shortHash(p.started.harness)}\``);
   if (p.status === 'done') lines.push(`- ended with ${policyHover(p.version, policies)} and harness \`${shortHash(p.harness)}\` (\`${p.harness}\`)`);
   if (p.acceptance) lines.push(`- accepted harness \`${shortHash(p.acceptance.chosen)}\` by ${describeAcceptance(p.acceptance)}`);
-  if (p.validation) lines.push(`- validation after the phase: mean@${p.validation.k} ${pct(p.validation.mean)} ± ${(100 * p.validation.se).toFixed(1)} on the val split, under ${policyLabel(p.version, policies)}`);
+  if (p.validation)
+    lines.push(
+      `- validation after the phase: mean@${p.validation.k} ${pct(p.validation.mean)} ± ${(100 * p.validation.se).toFixed(1)} on the val split, under ${policyLabel(p.version, policies)}`,
+    );
   return lines.join('\n');
 }
 

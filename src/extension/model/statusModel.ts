@@ -12,7 +12,12 @@ export type StatusState =
 export function statusState(hasProject: boolean, runs: readonly RunNode[], engineError?: string): StatusState {
   if (!hasProject && runs.length === 0) return { kind: 'no-project' };
   const running = runs.find((r) => r.status === 'running');
-  if (running) return { kind: 'running', run: running.id, ...(running.current ? { phase: running.current.index, phaseKind: running.current.kind, cycle: running.current.cycle } : {}) };
+  if (running)
+    return {
+      kind: 'running',
+      run: running.id,
+      ...(running.current ? { phase: running.current.index, phaseKind: running.current.kind, cycle: running.current.cycle } : {}),
+    };
   if (engineError) return { kind: 'error', message: engineError };
   const latest = runs[0];
   if (latest?.status === 'interrupted') return { kind: 'error', run: latest.id, message: latest.detail ?? 'the engine ended mid-phase' };
@@ -39,7 +44,11 @@ export function statusView(s: StatusState, backend?: string, health?: { mark: st
   if (s.kind === 'no-project') return v;
   const links = `${link('Check Backend Health', 'whale.backend.checkHealth')} · ${link('Connect Backend', 'whale.backend.connect')}`;
   const healthLine = health?.mark ? `\n\nConfigured backend ${health.text}` : '';
-  return { ...v, text: health?.mark ? `${v.text} ${health.mark}` : v.text, tooltip: `${v.tooltip}\n\nBackend: ${backend ?? 'as configured'} · ${links}${healthLine}` };
+  return {
+    ...v,
+    text: health?.mark ? `${v.text} ${health.mark}` : v.text,
+    tooltip: `${v.tooltip}\n\nBackend: ${backend ?? 'as configured'} · ${links}${healthLine}`,
+  };
 }
 
 function stateView(s: StatusState): StatusView {
@@ -48,7 +57,11 @@ function stateView(s: StatusState): StatusView {
       return { text: '$(circle-outline) WHALE', tooltip: `No WHALE project in this folder.\n\n${link('New Project', 'whale.newProject')}`, error: false };
     case 'idle':
       // Resume is offered only for a run that can go on (a finished one has nothing to resume).
-      return { text: '$(circle-large-outline) WHALE: idle', tooltip: `${s.run ? `Latest run: \`${s.run}\`${s.runStatus ? ` (${s.runStatus})` : ''}\n\n` : ''}${link('Next Phase', 'whale.nextPhase')} · ${link('Run', 'whale.run')}${s.run && s.runStatus === 'paused' ? ' · ' + link('Resume Run', 'whale.resumeRun') : ''} · ${link('Show Logs', 'whale.showLogs')}`, error: false };
+      return {
+        text: '$(circle-large-outline) WHALE: idle',
+        tooltip: `${s.run ? `Latest run: \`${s.run}\`${s.runStatus ? ` (${s.runStatus})` : ''}\n\n` : ''}${link('Next Phase', 'whale.nextPhase')} · ${link('Run', 'whale.run')}${s.run && s.runStatus === 'paused' ? ' · ' + link('Resume Run', 'whale.resumeRun') : ''} · ${link('Show Logs', 'whale.showLogs')}`,
+        error: false,
+      };
     case 'running':
       return {
         text: `$(sync~spin) WHALE: ${s.phase !== undefined ? `${s.phaseKind} phase ${s.phase} of cycle ${s.cycle}` : 'starting'}`,
@@ -56,8 +69,16 @@ function stateView(s: StatusState): StatusView {
         error: false,
       };
     case 'stopped':
-      return { text: '$(debug-stop) WHALE: stopped', tooltip: `Run \`${s.run}\` stopped: ${s.reason}.\n\n${link('Resume Run', 'whale.resumeRun')} · ${link('Next Phase', 'whale.nextPhase')}`, error: false };
+      return {
+        text: '$(debug-stop) WHALE: stopped',
+        tooltip: `Run \`${s.run}\` stopped: ${s.reason}.\n\n${link('Resume Run', 'whale.resumeRun')} · ${link('Next Phase', 'whale.nextPhase')}`,
+        error: false,
+      };
     case 'error':
-      return { text: '$(error) WHALE: engine error', tooltip: `${s.run ? `Run \`${s.run}\`: ` : ''}${s.message}\n\n${link('Resume Run', 'whale.resumeRun')} · ${link('Show Logs', 'whale.showLogs')}`, error: true };
+      return {
+        text: '$(error) WHALE: engine error',
+        tooltip: `${s.run ? `Run \`${s.run}\`: ` : ''}${s.message}\n\n${link('Resume Run', 'whale.resumeRun')} · ${link('Show Logs', 'whale.showLogs')}`,
+        error: true,
+      };
   }
 }

@@ -47,7 +47,10 @@ export class Annotations implements vscode.Disposable {
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(private readonly docs: TranscriptDocuments) {
-    this.controller.options = { placeHolder: 'A note on this turn (on the header: on the whole trajectory). The proposer reads it.', prompt: 'Add a WHALE note' };
+    this.controller.options = {
+      placeHolder: 'A note on this turn (on the header: on the whole trajectory). The proposer reads it.',
+      prompt: 'Add a WHALE note',
+    };
     this.controller.commentingRangeProvider = {
       provideCommentingRanges: (doc) => (doc.uri.scheme === TRAJECTORY_SCHEME ? [new vscode.Range(0, 0, Math.max(0, doc.lineCount - 1), 0)] : []),
     };
@@ -59,7 +62,11 @@ export class Annotations implements vscode.Disposable {
 
   /** The threads on a document, as (line, texts) — what the integration test reads back. */
   threadsOf(uri: vscode.Uri): { line: number; label?: string; notes: string[] }[] {
-    return (this.threads.get(uri.toString()) ?? []).map((t) => ({ line: t.range?.start.line ?? 0, label: t.label, notes: t.comments.map((c) => (c.body instanceof vscode.MarkdownString ? c.body.value : c.body)) }));
+    return (this.threads.get(uri.toString()) ?? []).map((t) => ({
+      line: t.range?.start.line ?? 0,
+      label: t.label,
+      notes: t.comments.map((c) => (c.body instanceof vscode.MarkdownString ? c.body.value : c.body)),
+    }));
   }
 
   private clearThreads(uri: vscode.Uri): void {
@@ -128,7 +135,15 @@ export class Annotations implements vscode.Disposable {
     const runId = await runForNotes(ref.store);
     if (!runId) return undefined;
     const t = open.trajectory;
-    const note = addAnnotation(new RunStore(ref.store).runDir(runId), { text, harnessHash: t.harnessHash, taskId: t.taskId, trajectoryId: t.id, keyHash: ref.keyHash, ...(turn !== undefined ? { turn } : {}), author: author() });
+    const note = addAnnotation(new RunStore(ref.store).runDir(runId), {
+      text,
+      harnessHash: t.harnessHash,
+      taskId: t.taskId,
+      trajectoryId: t.id,
+      keyHash: ref.keyHash,
+      ...(turn !== undefined ? { turn } : {}),
+      author: author(),
+    });
     this.changed.fire();
     return { ...note, runId };
   }
@@ -143,7 +158,10 @@ export class Annotations implements vscode.Disposable {
       target.thread.comments = target.thread.comments.filter((c) => c !== target);
       if (target.thread.comments.length === 0) {
         const uri = target.thread.uri.toString();
-        this.threads.set(uri, (this.threads.get(uri) ?? []).filter((t) => t !== target.thread));
+        this.threads.set(
+          uri,
+          (this.threads.get(uri) ?? []).filter((t) => t !== target.thread),
+        );
         target.thread.dispose();
       }
     } else {
@@ -186,11 +204,17 @@ export class AnnotationsProvider implements vscode.TreeDataProvider<NoteNode> {
   getTreeItem({ note, store }: NoteNode): vscode.TreeItem {
     const item = new vscode.TreeItem(note.text.split('\n')[0], vscode.TreeItemCollapsibleState.None);
     item.description = [note.taskId, note.turn !== undefined ? `turn ${note.turn + 1}` : 'whole', note.author].filter(Boolean).join(' · ');
-    item.tooltip = new vscode.MarkdownString(`${note.text}\n\n— ${note.author ?? 'someone'}, ${note.createdAt}, run \`${note.runId}\`, trajectory \`${note.trajectoryId ?? '?'}\``);
+    item.tooltip = new vscode.MarkdownString(
+      `${note.text}\n\n— ${note.author ?? 'someone'}, ${note.createdAt}, run \`${note.runId}\`, trajectory \`${note.trajectoryId ?? '?'}\``,
+    );
     item.iconPath = new vscode.ThemeIcon('note');
     item.contextValue = 'whale.note';
     if (note.keyHash && note.trajectoryId) {
-      item.command = { command: 'whale.openTrajectory', title: 'Open Transcript', arguments: [{ store, keyHash: note.keyHash, index: 0, id: note.trajectoryId, taskId: note.taskId }] };
+      item.command = {
+        command: 'whale.openTrajectory',
+        title: 'Open Transcript',
+        arguments: [{ store, keyHash: note.keyHash, index: 0, id: note.trajectoryId, taskId: note.taskId }],
+      };
     }
     return item;
   }

@@ -15,10 +15,31 @@ export interface AppliedMarks {
 
 export class TranscriptDecorations implements vscode.Disposable {
   private readonly types = {
-    pass: vscode.window.createTextEditorDecorationType({ isWholeLine: true, backgroundColor: new vscode.ThemeColor('diffEditor.insertedLineBackground'), overviewRulerColor: new vscode.ThemeColor('testing.iconPassed'), overviewRulerLane: vscode.OverviewRulerLane.Left }),
-    fail: vscode.window.createTextEditorDecorationType({ isWholeLine: true, backgroundColor: new vscode.ThemeColor('diffEditor.removedLineBackground'), overviewRulerColor: new vscode.ThemeColor('testing.iconFailed'), overviewRulerLane: vscode.OverviewRulerLane.Left }),
-    truncated: vscode.window.createTextEditorDecorationType({ isWholeLine: true, backgroundColor: new vscode.ThemeColor('inputValidation.warningBackground'), overviewRulerColor: new vscode.ThemeColor('editorWarning.foreground'), overviewRulerLane: vscode.OverviewRulerLane.Right, after: { contentText: '  ⟂ truncated', color: new vscode.ThemeColor('editorWarning.foreground') } }),
-    errors: vscode.window.createTextEditorDecorationType({ isWholeLine: true, backgroundColor: new vscode.ThemeColor('inputValidation.errorBackground'), overviewRulerColor: new vscode.ThemeColor('editorError.foreground'), overviewRulerLane: vscode.OverviewRulerLane.Right }),
+    pass: vscode.window.createTextEditorDecorationType({
+      isWholeLine: true,
+      backgroundColor: new vscode.ThemeColor('diffEditor.insertedLineBackground'),
+      overviewRulerColor: new vscode.ThemeColor('testing.iconPassed'),
+      overviewRulerLane: vscode.OverviewRulerLane.Left,
+    }),
+    fail: vscode.window.createTextEditorDecorationType({
+      isWholeLine: true,
+      backgroundColor: new vscode.ThemeColor('diffEditor.removedLineBackground'),
+      overviewRulerColor: new vscode.ThemeColor('testing.iconFailed'),
+      overviewRulerLane: vscode.OverviewRulerLane.Left,
+    }),
+    truncated: vscode.window.createTextEditorDecorationType({
+      isWholeLine: true,
+      backgroundColor: new vscode.ThemeColor('inputValidation.warningBackground'),
+      overviewRulerColor: new vscode.ThemeColor('editorWarning.foreground'),
+      overviewRulerLane: vscode.OverviewRulerLane.Right,
+      after: { contentText: '  ⟂ truncated', color: new vscode.ThemeColor('editorWarning.foreground') },
+    }),
+    errors: vscode.window.createTextEditorDecorationType({
+      isWholeLine: true,
+      backgroundColor: new vscode.ThemeColor('inputValidation.errorBackground'),
+      overviewRulerColor: new vscode.ThemeColor('editorError.foreground'),
+      overviewRulerLane: vscode.OverviewRulerLane.Right,
+    }),
   };
   private readonly applied = new Map<string, AppliedMarks>();
   private readonly subscriptions: vscode.Disposable[] = [];
@@ -27,7 +48,10 @@ export class TranscriptDecorations implements vscode.Disposable {
     this.subscriptions.push(
       vscode.window.onDidChangeVisibleTextEditors((editors) => editors.forEach((e) => this.decorate(e))),
       docs.onDidRender((uri) => vscode.window.visibleTextEditors.filter((e) => e.document.uri.toString() === uri.toString()).forEach((e) => this.decorate(e))),
-      vscode.languages.registerHoverProvider({ scheme: TRAJECTORY_SCHEME, language: TRANSCRIPT_LANGUAGE }, { provideHover: (doc, pos) => this.hover(doc, pos) }),
+      vscode.languages.registerHoverProvider(
+        { scheme: TRAJECTORY_SCHEME, language: TRANSCRIPT_LANGUAGE },
+        { provideHover: (doc, pos) => this.hover(doc, pos) },
+      ),
     );
   }
 
@@ -36,10 +60,18 @@ export class TranscriptDecorations implements vscode.Disposable {
     const open = this.docs.get(editor.document.uri);
     if (!open) return;
     const m = open.transcript.marks;
-    const marks: AppliedMarks = { pass: m.verdict.pass ? [m.verdict.line] : [], fail: m.verdict.pass ? [] : [m.verdict.line], truncated: m.truncated, errors: m.errors };
+    const marks: AppliedMarks = {
+      pass: m.verdict.pass ? [m.verdict.line] : [],
+      fail: m.verdict.pass ? [] : [m.verdict.line],
+      truncated: m.truncated,
+      errors: m.errors,
+    };
     const lastLine = editor.document.lineCount - 1;
     for (const k of Object.keys(this.types) as (keyof AppliedMarks)[]) {
-      editor.setDecorations(this.types[k], marks[k].filter((l) => l <= lastLine).map((l) => editor.document.lineAt(l).range));
+      editor.setDecorations(
+        this.types[k],
+        marks[k].filter((l) => l <= lastLine).map((l) => editor.document.lineAt(l).range),
+      );
     }
     this.applied.set(editor.document.uri.toString(), marks);
   }

@@ -3,7 +3,14 @@
 // is the model; this is only the provider). A click on a rollout opens its transcript.
 import * as vscode from 'vscode';
 import { validationLabel } from '../../core/phaseLabels.js';
-import { failingCandidates, failingRollouts, failingTasks, type FailingCandidate, type FailingRollout, type FailingTask } from '../../archive/failingTrajectories.js';
+import {
+  failingCandidates,
+  failingRollouts,
+  failingTasks,
+  type FailingCandidate,
+  type FailingRollout,
+  type FailingTask,
+} from '../../archive/failingTrajectories.js';
 import { ResultStore } from '../../archive/resultStore.js';
 import { RunStore } from '../../archive/runStore.js';
 import { Journal } from '../../engine/journal.js';
@@ -65,16 +72,25 @@ export class FailingTrajectoriesProvider implements vscode.TreeDataProvider<Node
     switch (node.kind) {
       case 'candidate': {
         const item = new vscode.TreeItem(shortHash(node.c.treeHash), vscode.TreeItemCollapsibleState.Collapsed);
-        const where = node.c.source === 'search' ? `harness split, phase ${node.c.phase} round ${node.c.round ?? 0}` : node.c.phase < 0 ? `val split, ${validationLabel(node.c.phase)}` : `val split after phase ${node.c.phase}`;
+        const where =
+          node.c.source === 'search'
+            ? `harness split, phase ${node.c.phase} round ${node.c.round ?? 0}`
+            : node.c.phase < 0
+              ? `val split, ${validationLabel(node.c.phase)}`
+              : `val split after phase ${node.c.phase}`;
         item.description = `${pct(node.c.mean)} · ${where} · ${policyLabel(node.c.policyVersion, node.policies)}`;
-        item.tooltip = new vscode.MarkdownString(`candidate \`${node.c.treeHash}\`\n\npolicy ${policyHover(node.c.policyVersion, node.policies)}\n\nevaluation \`${node.c.keyHash}\``);
+        item.tooltip = new vscode.MarkdownString(
+          `candidate \`${node.c.treeHash}\`\n\npolicy ${policyHover(node.c.policyVersion, node.policies)}\n\nevaluation \`${node.c.keyHash}\``,
+        );
         item.iconPath = new vscode.ThemeIcon(node.c.source === 'search' ? 'beaker' : 'checklist');
         item.contextValue = 'whale.failing.candidate';
         return item;
       }
       case 'task': {
         const item = new vscode.TreeItem(node.t.taskId, vscode.TreeItemCollapsibleState.Collapsed);
-        const terms = Object.entries(node.t.terminations).map(([k, v]) => `${k} ${v}`).join(', ');
+        const terms = Object.entries(node.t.terminations)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ');
         item.description = `${node.t.passes}/${node.t.samples} passed${terms ? ` · ${terms}` : ''}`;
         item.iconPath = new vscode.ThemeIcon('error');
         item.contextValue = 'whale.failing.task';
@@ -85,7 +101,14 @@ export class FailingTrajectoriesProvider implements vscode.TreeDataProvider<Node
         item.description = node.r.termination;
         item.tooltip = node.r.id;
         item.iconPath = new vscode.ThemeIcon('debug-stackframe');
-        const ref: TrajectoryRef = { store: node.store, keyHash: node.c.keyHash, index: node.r.line, id: node.r.id, taskId: node.r.taskId, sample: node.r.sampleIndex };
+        const ref: TrajectoryRef = {
+          store: node.store,
+          keyHash: node.c.keyHash,
+          index: node.r.line,
+          id: node.r.id,
+          taskId: node.r.taskId,
+          sample: node.r.sampleIndex,
+        };
         item.command = { command: 'whale.openTrajectory', title: 'Open Transcript', arguments: [ref] };
         item.contextValue = 'whale.failing.rollout';
         return item;

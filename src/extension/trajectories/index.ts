@@ -67,7 +67,9 @@ export function registerTrajectoryFeatures(context: vscode.ExtensionContext, dep
       watched?.watcher.dispose();
       watched = undefined;
       if (store) {
-        const w = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(vscode.Uri.file(store), '{current-run,runs/*/journal.jsonl,runs/*/annotations.jsonl}'));
+        const w = vscode.workspace.createFileSystemWatcher(
+          new vscode.RelativePattern(vscode.Uri.file(store), '{current-run,runs/*/journal.jsonl,runs/*/annotations.jsonl}'),
+        );
         w.onDidChange(storeChanged);
         w.onDidCreate(storeChanged);
         w.onDidDelete(storeChanged);
@@ -106,10 +108,22 @@ export function registerTrajectoryFeatures(context: vscode.ExtensionContext, dep
     if (!target) throw new Error('open a trajectory transcript first (Failing Trajectories view)');
     const open = docs.get(target);
     if (!open) throw new Error('this transcript is still loading; try again');
-    const where = turn !== undefined ? (turn ?? undefined) : editor && editor.document.uri.toString() === target.toString() ? turnAt(open.transcript, editor.selection.start.line, editor.selection.end.line) : undefined;
+    const where =
+      turn !== undefined
+        ? (turn ?? undefined)
+        : editor && editor.document.uri.toString() === target.toString()
+          ? turnAt(open.transcript, editor.selection.start.line, editor.selection.end.line)
+          : undefined;
     const turns = open.trajectory.modelCalls.length;
-    if (where !== undefined && (!Number.isInteger(where) || where < 0 || where >= turns)) throw new Error(`there is no turn ${where + 1} in this trajectory (it has ${turns})`);
-    const body = text ?? (await vscode.window.showInputBox({ title: `WHALE note on ${where !== undefined ? `turn ${where + 1}` : 'the whole trajectory'}`, prompt: 'The proposer of the run reads it in its next harness phase.', ignoreFocusOut: true }));
+    if (where !== undefined && (!Number.isInteger(where) || where < 0 || where >= turns))
+      throw new Error(`there is no turn ${where + 1} in this trajectory (it has ${turns})`);
+    const body =
+      text ??
+      (await vscode.window.showInputBox({
+        title: `WHALE note on ${where !== undefined ? `turn ${where + 1}` : 'the whole trajectory'}`,
+        prompt: 'The proposer of the run reads it in its next harness phase.',
+        ignoreFocusOut: true,
+      }));
     if (!body) return undefined;
     const note = await annotations.add(target, body, where);
     if (note) annotations.redraw(target);
@@ -137,7 +151,12 @@ export function registerTrajectoryFeatures(context: vscode.ExtensionContext, dep
       const tasks = await failing.children(c);
       if (tasks.length === 0) continue;
       const rollouts = await failing.children(tasks[0]);
-      return { shown, candidates: await Promise.all(candidates.map(item)), tasks: await Promise.all(tasks.map(item)), rollouts: await Promise.all(rollouts.map(item)) };
+      return {
+        shown,
+        candidates: await Promise.all(candidates.map(item)),
+        tasks: await Promise.all(tasks.map(item)),
+        rollouts: await Promise.all(rollouts.map(item)),
+      };
     }
     return { shown, candidates: await Promise.all(candidates.map(item)), tasks: [], rollouts: [] };
   });

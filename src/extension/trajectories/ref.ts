@@ -31,5 +31,12 @@ export function refFromParts(path: string, query: string): TrajectoryRef {
   const store = q.get('store');
   if (!store) throw new Error(`trajectory address ${path} names no run store (?store=…)`);
   const title = /^(.*?)(?:-s(\d+))?$/.exec(m[3])!;
-  return { store, keyHash: m[1], index: Number(m[2]), ...(q.get('id') ? { id: q.get('id')! } : {}), taskId: title[1], ...(title[2] !== undefined ? { sample: Number(title[2]) } : {}) };
+  return {
+    store,
+    keyHash: m[1],
+    index: Number(m[2]),
+    ...(q.get('id') ? { id: q.get('id')! } : {}),
+    taskId: title[1],
+    ...(title[2] !== undefined ? { sample: Number(title[2]) } : {}),
+  };
 }

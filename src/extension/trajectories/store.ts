@@ -31,10 +31,10 @@ export async function runForNotes(store: string): Promise<string | undefined> {
   if (current) return current;
   const all = runs.list();
   if (all.length === 0) throw new Error(`there is no run in ${runs.runsDir()} to keep the note with; start a run first`);
-  const picked = await vscode.window.showQuickPick(
-    all.map((r) => r.id).reverse(),
-    { title: 'WHALE: which run should keep this note? (the proposer of that run reads it)', ignoreFocusOut: true },
-  );
+  const picked = await vscode.window.showQuickPick(all.map((r) => r.id).reverse(), {
+    title: 'WHALE: which run should keep this note? (the proposer of that run reads it)',
+    ignoreFocusOut: true,
+  });
   return picked;
 }
 

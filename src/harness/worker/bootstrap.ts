@@ -24,7 +24,7 @@ const writeSync = fs.writeSync;
 let nonce: string | undefined;
 function writeOut(text: string): void {
   const bytes = Buffer.from(text);
-  for (let off = 0; off < bytes.length; ) {
+  for (let off = 0; off < bytes.length;) {
     try {
       off += writeSync(1, bytes, off);
     } catch (e) {
@@ -77,8 +77,18 @@ function fail(message: string, stack?: string): never {
 
 class HarnessFailed extends Error {}
 
-process.on('uncaughtException', (e) => e instanceof HarnessFailed || swallow(() => fail(`uncaught exception: ${e instanceof Error ? e.message : String(e)}`, e instanceof Error ? e.stack : undefined)));
-process.on('unhandledRejection', (e) => e instanceof HarnessFailed || swallow(() => fail(`unhandled rejection: ${e instanceof Error ? e.message : String(e)}`, e instanceof Error ? e.stack : undefined)));
+process.on(
+  'uncaughtException',
+  (e) =>
+    e instanceof HarnessFailed ||
+    swallow(() => fail(`uncaught exception: ${e instanceof Error ? e.message : String(e)}`, e instanceof Error ? e.stack : undefined)),
+);
+process.on(
+  'unhandledRejection',
+  (e) =>
+    e instanceof HarnessFailed ||
+    swallow(() => fail(`unhandled rejection: ${e instanceof Error ? e.message : String(e)}`, e instanceof Error ? e.stack : undefined)),
+);
 
 function swallow(f: () => void): void {
   try {
@@ -176,7 +186,8 @@ async function start(run: RunMessage, bundle: string): Promise<void> {
   send({ type: 'ready', protocol: PROTOCOL_VERSION, runtime: `node ${process.version}` });
   const result = (await def.run(run.task, makeContext(run))) as unknown;
   const answer = (result as { answer?: unknown } | null | undefined)?.answer;
-  if (answer !== null && typeof answer !== 'string') fail(`run() must return { answer: string | null }, got ${clip(JSON.stringify(result) ?? String(result), 200)}`);
+  if (answer !== null && typeof answer !== 'string')
+    fail(`run() must return { answer: string | null }, got ${clip(JSON.stringify(result) ?? String(result), 200)}`);
   sendThenExit({ type: 'result', answer }, 0);
 }
 

@@ -83,7 +83,8 @@ export function installNetworkGuard(allow: GuardAllow): void {
   replaceAll(dns as unknown as Record<string, unknown>, 'dns');
   replaceAll(dns.promises as unknown as Record<string, unknown>, 'dns.promises');
   for (const proto of [dns.Resolver.prototype, dns.promises.Resolver.prototype] as unknown as Record<string, unknown>[]) {
-    for (const key of Object.getOwnPropertyNames(proto)) if (key !== 'constructor' && typeof proto[key] === 'function') proto[key] = deny(`dns.Resolver.${key}`);
+    for (const key of Object.getOwnPropertyNames(proto))
+      if (key !== 'constructor' && typeof proto[key] === 'function') proto[key] = deny(`dns.Resolver.${key}`);
   }
 
   const g = globalThis as unknown as Record<string, unknown>;

@@ -125,7 +125,11 @@ export class EmbeddedBackend implements PolicyBackend {
   loadAdapter(name: string, path: string): string {
     this.assertOpen();
     if (this.adapters.has(name)) throw new AdapterError(400, `The lora adapter '${name}' has already been loaded.`);
-    if (!existsSync(join(path, 'weights.bin'))) throw new AdapterError(404, `Loading lora ${name} failed: No adapter found for ${path} (a folder with weights.bin, config.json and vocab.json is expected)`);
+    if (!existsSync(join(path, 'weights.bin')))
+      throw new AdapterError(
+        404,
+        `Loading lora ${name} failed: No adapter found for ${path} (a folder with weights.bin, config.json and vocab.json is expected)`,
+      );
     let version: string;
     try {
       version = this.store.importFolder(path);
@@ -218,11 +222,7 @@ export class EmbeddedBackend implements PolicyBackend {
     return this.loaded.get(this.resolveVersion(version))?.sampler?.stats;
   }
 
-  train(
-    examples: TrainExample[],
-    hyper: TrainHyper,
-    opts: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void } = {},
-  ): Promise<TrainResult> {
+  train(examples: TrainExample[], hyper: TrainHyper, opts: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void } = {}): Promise<TrainResult> {
     // One training run at a time: each starts from the version current when it starts.
     const run = this.trainQueue.then(() => this.trainNow(examples, hyper, opts));
     this.trainQueue = run.catch(() => undefined);
@@ -358,7 +358,6 @@ const OPTIMIZER_FILE = 'optimizer.bin';
 function disposeAdam(s: AdamState): void {
   for (const x of [...s.m.values(), ...s.v.values()]) x.dispose();
 }
-
 
 /** `resources/model/base` of the package this file belongs to (found by walking up to its package.json). */
 export function defaultBaseModelDir(): string {

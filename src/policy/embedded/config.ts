@@ -69,9 +69,7 @@ export function paramSpecs(c: ModelConfig): ParamSpec[] {
   const std = 0.02;
   // GPT-2's scaling of residual-branch outputs keeps the residual stream's variance flat with depth.
   const outStd = std / Math.sqrt(2 * c.nLayers);
-  const specs: ParamSpec[] = [
-    { name: 'tokEmb', shape: [c.vocabSize, d], init: 'normal', std },
-  ];
+  const specs: ParamSpec[] = [{ name: 'tokEmb', shape: [c.vocabSize, d], init: 'normal', std }];
   if (c.tokenShift) specs.push({ name: 'prevEmb', shape: [c.vocabSize, d], init: 'normal', std });
   specs.push({ name: 'posEmb', shape: [c.contextLength, d], init: 'normal', std: 0.01 });
   for (let l = 0; l < c.nLayers; l++) {

@@ -6,7 +6,15 @@
 export { AdapterError, EmbeddedBackend, UnknownVersionError, defaultBaseModelDir, type EmbeddedBackendOptions } from './backend.js';
 export { DEFAULT_MODEL_CONFIG, modelConfig, parameterCount, paramSpecs, validateConfig, type ModelConfig, type ParamSpec } from './config.js';
 export { TransformerModel, createModel, weightsVersionId, type EmbeddingMode } from './model.js';
-export { BatchSampler, ContextLengthError, SamplerClosedError, type GenerateRequest, type GenerateResult, type SamplerOptions, type SamplerStats } from './sampler.js';
+export {
+  BatchSampler,
+  ContextLengthError,
+  SamplerClosedError,
+  type GenerateRequest,
+  type GenerateResult,
+  type SamplerOptions,
+  type SamplerStats,
+} from './sampler.js';
 export { startEmbeddedServer, type EmbeddedServer, type ServableBackend } from './server.js';
 export { MODEL_FILES, VersionStore, folderVersionId, loadModelFolder, saveModelFolder, type LoadedVersion, type VersionMeta } from './store.js';
 export { loadTf } from './tf.js';

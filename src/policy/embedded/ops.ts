@@ -11,7 +11,7 @@ type OpBody = (inputs: Tensor[], save: Save) => { value: Tensor; gradFunc: (dy: 
 /** tf.customGrad with positional inputs, typed: `body(inputs, save)`. */
 function customOp(nInputs: number, body: OpBody): (...inputs: Tensor[]) => Tensor {
   const f = (...args: unknown[]) => body(args.slice(0, nInputs) as Tensor[], args[nInputs] as Save);
-  return tf().customGrad(f as unknown as Parameters<Tf["customGrad"]>[0]) as (...inputs: Tensor[]) => Tensor;
+  return tf().customGrad(f as unknown as Parameters<Tf['customGrad']>[0]) as (...inputs: Tensor[]) => Tensor;
 }
 
 /**
@@ -83,10 +83,7 @@ export function layerNorm(x: Tensor, g: Tensor, b: Tensor, eps: number): Tensor 
     const gradFunc = (g0: Tensor, saved: Tensor[]) => {
       const [xh, rs, gg] = saved;
       const dxhat = t.mul(g0, gg);
-      const dx = t.mul(
-        rs,
-        t.sub(t.sub(dxhat, t.mean(dxhat, -1, true)), t.mul(xh, t.mean(t.mul(dxhat, xh), -1, true))),
-      );
+      const dx = t.mul(rs, t.sub(t.sub(dxhat, t.mean(dxhat, -1, true)), t.mul(xh, t.mean(t.mul(dxhat, xh), -1, true))));
       return [dx, colSum(t.mul(g0, xh)), colSum(g0)];
     };
     return { value, gradFunc };

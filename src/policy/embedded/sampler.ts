@@ -514,14 +514,31 @@ export class BatchSampler {
           wqkv: t.keep(
             t.concat(
               [
-                t.mul(t.concat(heads.map((p) => m.p(p + 'q')), 1), scale),
-                t.concat(heads.map((p) => t.transpose(m.p(p + 'kT'))), 1),
-                t.concat(heads.map((p) => m.p(p + 'v')), 1),
+                t.mul(
+                  t.concat(
+                    heads.map((p) => m.p(p + 'q')),
+                    1,
+                  ),
+                  scale,
+                ),
+                t.concat(
+                  heads.map((p) => t.transpose(m.p(p + 'kT'))),
+                  1,
+                ),
+                t.concat(
+                  heads.map((p) => m.p(p + 'v')),
+                  1,
+                ),
               ],
               1,
             ),
           ),
-          wo: t.keep(t.concat(heads.map((p) => m.p(p + 'o')), 0)),
+          wo: t.keep(
+            t.concat(
+              heads.map((p) => m.p(p + 'o')),
+              0,
+            ),
+          ),
         })),
       );
     }

@@ -75,7 +75,10 @@ const ChatBody = z.object({
   top_p: z.number().gt(0).max(1).optional(),
   max_tokens: z.number().int().positive().optional(),
   max_completion_tokens: z.number().int().positive().optional(),
-  stop: z.union([z.string(), z.array(z.string())]).nullable().optional(),
+  stop: z
+    .union([z.string(), z.array(z.string())])
+    .nullable()
+    .optional(),
   seed: z.number().int().optional(),
   n: z.number().int().optional(),
   stream: z.boolean().optional(),
@@ -144,8 +147,10 @@ async function handle(backend: ServableBackend, req: IncomingMessage, res: Serve
     if (req.method !== 'GET') throw new HttpError(405, `use GET for ${path}`);
     const id = decodeURIComponent(path.slice('/v1/models/'.length));
     const adapter = backend.adapterNames?.().find((a) => a.name === id);
-    if (adapter) return sendJson(res, 200, { id, object: 'model', created: 0, owned_by: 'whale-embedded', root: adapter.version, parent: backend.currentVersion() });
-    if (!backend.versions().includes(id) && id !== backend.currentVersion()) throw new HttpError(404, `The model \`${id}\` does not exist.`, 'NotFoundError', 'model_not_found', 'model');
+    if (adapter)
+      return sendJson(res, 200, { id, object: 'model', created: 0, owned_by: 'whale-embedded', root: adapter.version, parent: backend.currentVersion() });
+    if (!backend.versions().includes(id) && id !== backend.currentVersion())
+      throw new HttpError(404, `The model \`${id}\` does not exist.`, 'NotFoundError', 'model_not_found', 'model');
     return sendJson(res, 200, { id, object: 'model', created: 0, owned_by: 'whale-embedded', current: id === backend.currentVersion() });
   }
   if ((path === '/v1/completions' || path === '/completions') && backend.generateIds) {
@@ -155,12 +160,14 @@ async function handle(backend: ServableBackend, req: IncomingMessage, res: Serve
   if ((path === '/v1/load_lora_adapter' || path === '/v1/unload_lora_adapter') && backend.loadAdapter && backend.unloadAdapter) {
     if (req.method !== 'POST') throw new HttpError(405, `use POST for ${path}`);
     const body = parseBody(await readBody(req)) as { lora_name?: unknown; lora_path?: unknown };
-    if (typeof body?.lora_name !== 'string' || body.lora_name === '') throw new HttpError(400, 'lora_name (a non-empty string) is required', 'invalid_request_error', null, 'lora_name');
+    if (typeof body?.lora_name !== 'string' || body.lora_name === '')
+      throw new HttpError(400, 'lora_name (a non-empty string) is required', 'invalid_request_error', null, 'lora_name');
     if (path === '/v1/unload_lora_adapter') {
       backend.unloadAdapter(body.lora_name);
       return sendText(res, 200, `Success: LoRA adapter '${body.lora_name}' removed successfully.`);
     }
-    if (typeof body.lora_path !== 'string' || body.lora_path === '') throw new HttpError(400, 'lora_path (a folder the server can read) is required', 'invalid_request_error', null, 'lora_path');
+    if (typeof body.lora_path !== 'string' || body.lora_path === '')
+      throw new HttpError(400, 'lora_path (a folder the server can read) is required', 'invalid_request_error', null, 'lora_path');
     backend.loadAdapter(body.lora_name, body.lora_path);
     return sendText(res, 200, `Success: LoRA adapter '${body.lora_name}' added successfully.`);
   }
@@ -169,7 +176,12 @@ async function handle(backend: ServableBackend, req: IncomingMessage, res: Serve
     return chatCompletions(backend, req, res);
   }
   if (path === '/health' || path === '/v1/health') return sendJson(res, 200, { ok: true });
-  throw new HttpError(404, `no route ${req.method} ${path} (this server offers GET /v1/models and POST /v1/chat/completions)`, 'invalid_request_error', 'not_found');
+  throw new HttpError(
+    404,
+    `no route ${req.method} ${path} (this server offers GET /v1/models and POST /v1/chat/completions)`,
+    'invalid_request_error',
+    'not_found',
+  );
 }
 
 function parseBody(raw: string): unknown {
@@ -189,12 +201,40 @@ async function chatCompletions(backend: ServableBackend, req: IncomingMessage, r
     throw new HttpError(400, `invalid request: ${param ? param + ': ' : ''}${issue.message}`, 'invalid_request_error', null, param || null);
   }
   const body = parsed.data;
-  if (body.stream) throw new HttpError(400, 'stream: true is not supported by the embedded backend; send stream: false (or omit it)', 'invalid_request_error', 'unsupported_parameter', 'stream');
-  if (body.top_logprobs !== undefined && body.top_logprobs > 0) throw new HttpError(400, `top_logprobs must be 0 (got ${body.top_logprobs}): the embedded backend returns the chosen token's logprob only (logprobs: true)`, 'invalid_request_error', 'unsupported_parameter', 'top_logprobs');
-  if (body.tools?.length) throw new HttpError(400, 'tools are not supported by the embedded backend (no tool-call parsing): describe tools in the prompt and parse the reply, as WHALE harnesses do', 'invalid_request_error', 'unsupported_parameter', 'tools');
-  if (body.n !== undefined && body.n !== 1) throw new HttpError(400, `n must be 1 (got ${body.n}); send separate requests for more samples`, 'invalid_request_error', 'unsupported_parameter', 'n');
+  if (body.stream)
+    throw new HttpError(
+      400,
+      'stream: true is not supported by the embedded backend; send stream: false (or omit it)',
+      'invalid_request_error',
+      'unsupported_parameter',
+      'stream',
+    );
+  if (body.top_logprobs !== undefined && body.top_logprobs > 0)
+    throw new HttpError(
+      400,
+      `top_logprobs must be 0 (got ${body.top_logprobs}): the embedded backend returns the chosen token's logprob only (logprobs: true)`,
+      'invalid_request_error',
+      'unsupported_parameter',
+      'top_logprobs',
+    );
+  if (body.tools?.length)
+    throw new HttpError(
+      400,
+      'tools are not supported by the embedded backend (no tool-call parsing): describe tools in the prompt and parse the reply, as WHALE harnesses do',
+      'invalid_request_error',
+      'unsupported_parameter',
+      'tools',
+    );
+  if (body.n !== undefined && body.n !== 1)
+    throw new HttpError(400, `n must be 1 (got ${body.n}); send separate requests for more samples`, 'invalid_request_error', 'unsupported_parameter', 'n');
   if (!backend.hasVersion(body.model)) {
-    throw new HttpError(404, `the model ${JSON.stringify(body.model)} does not exist: use "current" or a policy version id from GET /v1/models`, 'invalid_request_error', 'model_not_found', 'model');
+    throw new HttpError(
+      404,
+      `the model ${JSON.stringify(body.model)} does not exist: use "current" or a policy version id from GET /v1/models`,
+      'invalid_request_error',
+      'model_not_found',
+      'model',
+    );
   }
   const abort = new AbortController();
   res.on('close', () => {
@@ -203,7 +243,10 @@ async function chatCompletions(backend: ServableBackend, req: IncomingMessage, r
   const stop = body.stop == null ? undefined : typeof body.stop === 'string' ? [body.stop] : body.stop;
   if (backend.maxContext) {
     const C = backend.maxContext(body.model);
-    const n = backend.tokenizerFor(body.model).encodeChat(body.messages.map((m) => ({ role: m.role, content: m.content })), { addGenerationPrompt: true }).length;
+    const n = backend.tokenizerFor(body.model).encodeChat(
+      body.messages.map((m) => ({ role: m.role, content: m.content })),
+      { addGenerationPrompt: true },
+    ).length;
     if (n >= C) throw new HttpError(400, new ContextLengthError(n, C).message, 'invalid_request_error', 'context_length_exceeded', 'messages');
   }
   const result = await backend.chat({
@@ -256,7 +299,10 @@ const CompletionBody = z.object({
   temperature: z.number().min(0).optional(),
   top_p: z.number().gt(0).max(1).optional(),
   max_tokens: z.number().int().positive().optional(),
-  stop: z.union([z.string(), z.array(z.string())]).nullable().optional(),
+  stop: z
+    .union([z.string(), z.array(z.string())])
+    .nullable()
+    .optional(),
   seed: z.number().int().optional(),
   n: z.number().int().optional(),
   stream: z.boolean().optional(),
@@ -266,7 +312,11 @@ const CompletionBody = z.object({
 });
 
 /** The legacy completions route: a raw prompt (text through the model's tokenizer, or token ids), no chat template. */
-async function completions(backend: ServableBackend & Required<Pick<ServableBackend, 'generateIds'>>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function completions(
+  backend: ServableBackend & Required<Pick<ServableBackend, 'generateIds'>>,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const parsed = CompletionBody.safeParse(parseBody(await readBody(req)));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -280,7 +330,8 @@ async function completions(backend: ServableBackend & Required<Pick<ServableBack
   if (body.stream) refuse('stream', 'stream: true is not supported by the embedded backend; send stream: false (or omit it)');
   if (body.n !== undefined && body.n !== 1) refuse('n', `n must be 1 (got ${body.n}); send separate requests for more samples`);
   if (body.echo) refuse('echo', 'echo is not supported by the embedded backend');
-  if (body.logprobs != null && body.logprobs > 0) refuse('logprobs', `logprobs must be 0 (got ${body.logprobs}): the embedded backend returns the chosen token's logprob only`);
+  if (body.logprobs != null && body.logprobs > 0)
+    refuse('logprobs', `logprobs must be 0 (got ${body.logprobs}): the embedded backend returns the chosen token's logprob only`);
   if (!backend.hasVersion(body.model)) throw new HttpError(404, `The model \`${body.model}\` does not exist.`, 'NotFoundError', 'model_not_found', 'model');
   const tok = backend.tokenizerFor(body.model);
   const promptIds = typeof body.prompt === 'string' ? tok.encode(body.prompt) : body.prompt;
@@ -298,7 +349,8 @@ async function completions(backend: ServableBackend & Required<Pick<ServableBack
     signal: abort.signal,
   });
   const choice: Record<string, unknown> = { index: 0, text: r.text, finish_reason: r.finishReason, logprobs: null };
-  if (body.logprobs != null) choice.logprobs = { tokens: r.completionTokenIds.map((id) => tok.tokens[id]), token_logprobs: r.logprobs, top_logprobs: null, text_offset: null };
+  if (body.logprobs != null)
+    choice.logprobs = { tokens: r.completionTokenIds.map((id) => tok.tokens[id]), token_logprobs: r.logprobs, top_logprobs: null, text_offset: null };
   if (body.return_token_ids) choice.token_ids = r.completionTokenIds;
   sendJson(res, 200, {
     id: `cmpl-${randomBytes(12).toString('hex')}`,
@@ -356,7 +408,8 @@ function readBody(req: IncomingMessage): Promise<string> {
 function toHttpError(e: unknown): HttpError {
   if (e instanceof HttpError) return e;
   const err = e as { name?: string; code?: string; message?: string };
-  if (err?.code === 'context_length_exceeded') return new HttpError(400, err.message ?? 'context length exceeded', 'invalid_request_error', 'context_length_exceeded', 'messages');
+  if (err?.code === 'context_length_exceeded')
+    return new HttpError(400, err.message ?? 'context length exceeded', 'invalid_request_error', 'context_length_exceeded', 'messages');
   // vLLM's shapes: 404 NotFoundError for a path without an adapter or an unknown name, 400 BadRequestError for a name already loaded; code = the status.
   if (err?.name === 'AdapterError') {
     const status = (e as { status: number }).status;

@@ -83,9 +83,12 @@ export function loadModelFolder(folder: string): LoadedVersion {
     throw new Error(`${configPath}: not a whale-embedded-model v1 config (expected format, formatVersion 1, modelConfig)`);
   }
   const modelConfig = validateConfig(cfg.modelConfig, configPath);
-  const expected = paramSpecs(modelConfig).map((s) => `${s.name}:${s.shape.join('x')}`).join(',');
+  const expected = paramSpecs(modelConfig)
+    .map((s) => `${s.name}:${s.shape.join('x')}`)
+    .join(',');
   const listed = (cfg.tensors ?? []).map((s) => `${s.name}:${s.shape.join('x')}`).join(',');
-  if (expected !== listed) throw new Error(`${configPath}: the tensor list does not match the architecture in modelConfig (written by another version of WHALE?)`);
+  if (expected !== listed)
+    throw new Error(`${configPath}: the tensor list does not match the architecture in modelConfig (written by another version of WHALE?)`);
   const vocabPath = join(folder, 'vocab.json');
   const tokenizer = WordTokenizer.fromJSON(parseJson(readRequired(folder, 'vocab.json'), vocabPath), vocabPath);
   if (tokenizer.size !== modelConfig.vocabSize) {

@@ -106,7 +106,8 @@ export class EmbeddedTinkerService {
   async handle(method: string, path: string, body: unknown, idempotencyKey: string | undefined): Promise<TinkerReply | undefined> {
     const route = path.replace(/^\/api\/v1/, '');
     if (method === 'GET' && (route === '/healthz' || route === '/health')) return ok({ status: 'ok' });
-    if (method === 'GET' && route === '/get_server_capabilities') return ok({ supported_models: [{ model_name: 'embedded' }], whale: { update: 'full', resume_from_sampler_path: true } });
+    if (method === 'GET' && route === '/get_server_capabilities')
+      return ok({ supported_models: [{ model_name: 'embedded' }], whale: { update: 'full', resume_from_sampler_path: true } });
     if (method !== 'POST') return undefined;
     switch (route) {
       case '/create_session': {
@@ -146,14 +147,20 @@ export class EmbeddedTinkerService {
       case '/get_info': {
         const b = parse(GetInfoBody, body, route);
         const m = this.model(b.model_id);
-        return ok({ model_id: m.id, status: 'ready', model_data: { base_model: m.baseModel, lora_config: null, model_name: m.baseModel }, whale: { version: m.version, optimizer_steps: m.trainer.optimizerSteps } });
+        return ok({
+          model_id: m.id,
+          status: 'ready',
+          model_data: { base_model: m.baseModel, lora_config: null, model_name: m.baseModel },
+          whale: { version: m.version, optimizer_steps: m.trainer.optimizerSteps },
+        });
       }
       case '/create_model':
         return this.once(route, idempotencyKey, () => this.createModel(parse(CreateModelBody, body, route)));
       case '/forward_backward': {
         const b = parse(ForwardBackwardBody, body, route);
         const m = this.model(b.model_id);
-        if (b.forward_backward_input.loss_fn !== 'cross_entropy') throw new TinkerHttpError(400, `loss_fn '${b.forward_backward_input.loss_fn}' is not supported by the embedded backend (only 'cross_entropy')`);
+        if (b.forward_backward_input.loss_fn !== 'cross_entropy')
+          throw new TinkerHttpError(400, `loss_fn '${b.forward_backward_input.loss_fn}' is not supported by the embedded backend (only 'cross_entropy')`);
         const seqs = b.forward_backward_input.data.map((d, i) => toSequence(d, i));
         return this.once(route, idempotencyKey, () => this.enqueue(m, () => this.forwardBackward(m, seqs)));
       }
@@ -186,14 +193,21 @@ export class EmbeddedTinkerService {
   }
 
   private createModel(b: z.infer<typeof CreateModelBody>): TinkerReply {
-    if (!this.sessions.has(b.session_id)) throw new TinkerHttpError(404, `session ${b.session_id} not found (create_session first; sessions do not survive a server restart)`);
+    if (!this.sessions.has(b.session_id))
+      throw new TinkerHttpError(404, `session ${b.session_id} not found (create_session first; sessions do not survive a server restart)`);
     const from = this.resolveCheckpoint(b.base_model);
     const { model, tokenizer, version } = this.backend.cloneVersion(from);
     const id = `model_${hex(4)}`;
     const trainer = new Trainer(model, { learningRate: 0, clipNorm: this.opts.clipNorm === undefined ? 1 : this.opts.clipNorm });
     this.models.set(id, { id, baseModel: b.base_model, model, tokenizer, trainer, grads: undefined, version, queue: Promise.resolve() });
     const reply = this.future(Promise.resolve({ model_id: id, base_model: b.base_model, lora_config: b.lora_config ?? null }));
-    return ok({ model_id: id, base_model: b.base_model, lora_config: b.lora_config ?? null, status: 'created', request_id: (reply.body as { request_id: string }).request_id });
+    return ok({
+      model_id: id,
+      base_model: b.base_model,
+      lora_config: b.lora_config ?? null,
+      status: 'created',
+      request_id: (reply.body as { request_id: string }).request_id,
+    });
   }
 
   /** 'embedded' / 'base' / 'current' → the served version; a version id or a sampler path → that version. */
@@ -201,7 +215,11 @@ export class EmbeddedTinkerService {
     if (name === 'embedded' || name === 'base' || name === 'current') return this.backend.currentVersion();
     const p = parseSamplerPath(name);
     const checkpoint = (p && this.names.get(`${p.modelId}/${p.checkpoint}`)) ?? p?.checkpoint ?? name;
-    if (!this.backend.hasVersion(checkpoint)) throw new TinkerHttpError(404, `unknown model or checkpoint '${name}': use 'embedded', a version id, or a tinker://…/sampler_weights/<version> path this server returned`);
+    if (!this.backend.hasVersion(checkpoint))
+      throw new TinkerHttpError(
+        404,
+        `unknown model or checkpoint '${name}': use 'embedded', a version id, or a tinker://…/sampler_weights/<version> path this server returned`,
+      );
     return checkpoint;
   }
 
@@ -231,7 +249,13 @@ export class EmbeddedTinkerService {
 
   private optimStep(m: TrainingModel, a: z.infer<typeof OptimStepBody>['adam_params']): unknown {
     if (!m.grads) return { metrics: { grad_norm: 0, applied: 0 } };
-    const gradNorm = m.trainer.applyGradients(m.grads, { learningRate: a.learning_rate, beta1: a.beta1, beta2: a.beta2, eps: a.eps, weightDecay: a.weight_decay });
+    const gradNorm = m.trainer.applyGradients(m.grads, {
+      learningRate: a.learning_rate,
+      beta1: a.beta1,
+      beta2: a.beta2,
+      eps: a.eps,
+      weightDecay: a.weight_decay,
+    });
     for (const g of m.grads.values()) g.dispose();
     m.grads = undefined;
     this.counters.optimSteps++;
@@ -239,7 +263,10 @@ export class EmbeddedTinkerService {
   }
 
   private save(m: TrainingModel, name: string | undefined, forSession = false): unknown {
-    const version = this.backend.saveVersion(m.model, m.tokenizer, { parent: m.version, note: `tinker ${m.id}${name ? ` ${name}` : ''} after ${m.trainer.optimizerSteps} optimizer steps` });
+    const version = this.backend.saveVersion(m.model, m.tokenizer, {
+      parent: m.version,
+      note: `tinker ${m.id}${name ? ` ${name}` : ''} after ${m.trainer.optimizerSteps} optimizer steps`,
+    });
     m.version = version;
     if (forSession) {
       // The SDK's save_weights_and_get_sampling_client: no path, a sampling session on the weights.
@@ -255,7 +282,12 @@ export class EmbeddedTinkerService {
     // A full snapshot (the embedded trainer is full-parameter), in the store's folder format, for a
     // sampler process to load by path (POST /v1/load_lora_adapter) — as SkyRL writes LoRA adapters.
     const exported = this.opts.exportDir ? new VersionStore(this.opts.exportDir).importFolder(this.backend.store.folder(version)) : undefined;
-    return { path: samplerPath(m.id, name ?? version), type: 'save_weights_for_sampler', sampling_session_id: null, ...(exported ? { whale: { exported_to: join(resolve(this.opts.exportDir!), exported) } } : {}) };
+    return {
+      path: samplerPath(m.id, name ?? version),
+      type: 'save_weights_for_sampler',
+      sampling_session_id: null,
+      ...(exported ? { whale: { exported_to: join(resolve(this.opts.exportDir!), exported) } } : {}),
+    };
   }
 
   private async sample(body: z.infer<typeof SampleBody>): Promise<unknown> {
@@ -265,12 +297,20 @@ export class EmbeddedTinkerService {
     if ((b.model_path == null) === (b.base_model == null)) throw new TinkerHttpError(400, 'give exactly one of base_model or model_path');
     const version = this.resolveCheckpoint((b.model_path ?? b.base_model)!);
     const stop = b.sampling_params.stop;
-    if (stop && stop.some((s) => typeof s !== 'string')) throw new TinkerHttpError(400, 'stop token ids are not supported by the embedded backend; send stop strings');
+    if (stop && stop.some((s) => typeof s !== 'string'))
+      throw new TinkerHttpError(400, 'stop token ids are not supported by the embedded backend; send stop strings');
     const promptIds = inputTokens(b.prompt);
     const sequences = [];
     for (let i = 0; i < b.num_samples; i++) {
       const seed = b.sampling_params.seed == null ? undefined : b.sampling_params.seed + i;
-      const r = await this.backend.generateIds(version, { promptIds, temperature: b.sampling_params.temperature, topP: b.sampling_params.top_p, maxTokens: b.sampling_params.max_tokens, stop: stop as string[] | undefined, seed });
+      const r = await this.backend.generateIds(version, {
+        promptIds,
+        temperature: b.sampling_params.temperature,
+        topP: b.sampling_params.top_p,
+        maxTokens: b.sampling_params.max_tokens,
+        stop: stop as string[] | undefined,
+        seed,
+      });
       sequences.push({ tokens: r.completionTokenIds, logprobs: r.logprobs, stop_reason: r.finishReason });
     }
     this.counters.samples += b.num_samples;
@@ -333,7 +373,8 @@ export class EmbeddedTinkerService {
 
   private model(id: string): TrainingModel {
     const m = this.models.get(id);
-    if (!m) throw new TinkerHttpError(404, `Model not found: ${id} (training models do not survive a server restart; create_model from your last sampler path)`);
+    if (!m)
+      throw new TinkerHttpError(404, `Model not found: ${id} (training models do not survive a server restart; create_model from your last sampler path)`);
     return m;
   }
 
@@ -362,10 +403,12 @@ function toSequence(d: Datum, index: number): WeightedSequence {
   const targets = d.loss_fn_inputs.target_tokens.data;
   const weights = d.loss_fn_inputs.weights?.data ?? targets.map(() => 1);
   const where = `forward_backward_input.data[${index}]`;
-  if (targets.length !== input.length) throw new TinkerHttpError(400, `${where}: ${targets.length} target_tokens for ${input.length} input tokens (they must be equal)`);
+  if (targets.length !== input.length)
+    throw new TinkerHttpError(400, `${where}: ${targets.length} target_tokens for ${input.length} input tokens (they must be equal)`);
   if (weights.length !== targets.length) throw new TinkerHttpError(400, `${where}: ${weights.length} weights for ${targets.length} target_tokens`);
   for (let i = 0; i + 1 < input.length; i++) {
-    if (targets[i] !== input[i + 1]) throw new TinkerHttpError(400, `${where}: target_tokens[${i}] is not input token ${i + 1}; the embedded backend trains next-token targets only`);
+    if (targets[i] !== input[i + 1])
+      throw new TinkerHttpError(400, `${where}: target_tokens[${i}] is not input token ${i + 1}; the embedded backend trains next-token targets only`);
   }
   return { tokens: [...input, targets[targets.length - 1]], weights: [0, ...weights] };
 }

@@ -240,7 +240,11 @@ export function rsftSequences(examples: readonly TrainExample[], vocabSize: numb
     }
     return e.lossMask.reduce((n, w) => n + (w ? 1 : 0), 0);
   });
-  const perToken = rsftTokenWeights(trained, examples.map((e) => e.group), loss);
+  const perToken = rsftTokenWeights(
+    trained,
+    examples.map((e) => e.group),
+    loss,
+  );
   const out: WeightedSequence[] = [];
   examples.forEach((e, i) => {
     if (trained[i] === 0) return;
@@ -399,14 +403,21 @@ export async function trainRsft(
   opts: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void } = {},
 ): Promise<TrainRunResult> {
   const t0 = performance.now();
-  const plan = minibatchPlan(examples.length, hyper, examples.map((e) => e.group));
+  const plan = minibatchPlan(
+    examples.length,
+    hyper,
+    examples.map((e) => e.group),
+  );
   trainer.learningRate = hyper.learningRate;
   const losses: number[] = [];
   let trainedTokens = 0;
   let steps = 0;
   for (const idx of plan) {
     if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('training was aborted');
-    const r = trainer.rsftStep(idx.map((i) => examples[i]), hyper.loss);
+    const r = trainer.rsftStep(
+      idx.map((i) => examples[i]),
+      hyper.loss,
+    );
     if (r.tokens === 0) continue;
     losses.push(r.loss);
     trainedTokens += r.tokens;
@@ -425,8 +436,13 @@ export async function trainRsft(
  * this plan, so the same examples and seed give the same steps. Without groups it is the plain
  * per-example plan (the same as before groups existed).
  */
-export function minibatchPlan(count: number, hyper: { minibatchSize: number; epochs?: number; seed?: number }, groups: readonly (string | undefined)[] = []): number[][] {
-  if (!(Number.isInteger(hyper.minibatchSize) && hyper.minibatchSize >= 1)) throw new RangeError(`minibatchSize must be a positive integer, got ${hyper.minibatchSize}`);
+export function minibatchPlan(
+  count: number,
+  hyper: { minibatchSize: number; epochs?: number; seed?: number },
+  groups: readonly (string | undefined)[] = [],
+): number[][] {
+  if (!(Number.isInteger(hyper.minibatchSize) && hyper.minibatchSize >= 1))
+    throw new RangeError(`minibatchSize must be a positive integer, got ${hyper.minibatchSize}`);
   const epochs = hyper.epochs ?? 1;
   if (!(epochs > 0)) throw new RangeError(`epochs must be > 0, got ${hyper.epochs}`);
   const rng = new Rng(hyper.seed ?? 0);

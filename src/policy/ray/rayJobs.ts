@@ -77,7 +77,8 @@ export class RayJobsClient {
     } catch {
       j = undefined;
     }
-    if (r.status < 200 || r.status >= 300) throw new BackendHttpError(r.status, `${method} ${this.baseUrl}${path}: HTTP ${r.status}: ${r.text.slice(0, 500)}`, path, j);
+    if (r.status < 200 || r.status >= 300)
+      throw new BackendHttpError(r.status, `${method} ${this.baseUrl}${path}: HTTP ${r.status}: ${r.text.slice(0, 500)}`, path, j);
     return j;
   }
 

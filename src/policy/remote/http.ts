@@ -95,7 +95,8 @@ export class JsonHttp {
         const json = parseJson(text);
         if (res.ok) return json;
         const message = errorMessage(json, text);
-        if (!RETRYABLE.has(res.status) || attempt > retries) throw new BackendHttpError(res.status, `${method} ${url}: HTTP ${res.status}: ${message}`, url, json);
+        if (!RETRYABLE.has(res.status) || attempt > retries)
+          throw new BackendHttpError(res.status, `${method} ${url}: HTTP ${res.status}: ${message}`, url, json);
         reason = `HTTP ${res.status}: ${message}`;
       } catch (e) {
         if (e instanceof BackendHttpError) throw e;
@@ -109,9 +110,16 @@ export class JsonHttp {
           outageStart.at ||= Date.now();
           const cause = (e as { cause?: { code?: string; message?: string } }).cause;
           reason = `unreachable (${cause?.code ?? cause?.message ?? (e as Error).message})`;
-          if (opts.onlyUnsent && cause?.code !== 'ECONNREFUSED') throw new BackendHttpError(502, `${method} ${url}: the connection failed after the request may have been sent (${reason}); not retried, since the server does not deduplicate it`, url);
+          if (opts.onlyUnsent && cause?.code !== 'ECONNREFUSED')
+            throw new BackendHttpError(
+              502,
+              `${method} ${url}: the connection failed after the request may have been sent (${reason}); not retried, since the server does not deduplicate it`,
+              url,
+            );
           if (Date.now() - outageStart.at > (opts.outageMs ?? this.o.outageMs)) {
-            throw new BackendUnreachableError(`${method} ${url}: the backend has been unreachable for ${Math.round((Date.now() - outageStart.at) / 1000)} s (${reason}); nothing already paid for is lost — run again when it is back`);
+            throw new BackendUnreachableError(
+              `${method} ${url}: the backend has been unreachable for ${Math.round((Date.now() - outageStart.at) / 1000)} s (${reason}); nothing already paid for is lost — run again when it is back`,
+            );
           }
         }
       }

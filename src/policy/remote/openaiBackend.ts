@@ -61,7 +61,14 @@ export class OpenAICompatibleBackend implements PolicyBackend {
   }
 
   async capabilities(): Promise<Capabilities> {
-    return { update: 'none', tokenIds: this.probe.tokenIds, logprobs: this.probe.logprobs, maxContext: this.probe.maxContext, chatTemplate: 'server', ...(this.o.recordDir ? { recordsRsft: true } : {}) };
+    return {
+      update: 'none',
+      tokenIds: this.probe.tokenIds,
+      logprobs: this.probe.logprobs,
+      maxContext: this.probe.maxContext,
+      chatTemplate: 'server',
+      ...(this.o.recordDir ? { recordsRsft: true } : {}),
+    };
   }
 
   currentVersion(): string {
@@ -103,11 +110,19 @@ export class OpenAICompatibleBackend implements PolicyBackend {
     const text = [header, ...examples].map((x) => JSON.stringify(x)).join('\n') + '\n';
     const file = join(this.o.recordDir, `${createHash('sha256').update(text).digest('hex').slice(0, 24)}.jsonl`);
     writeFileAtomic(file, text);
-    return { version: this.o.model, parentVersion: this.o.model, optimizerSteps: 0, losses: [], trainedTokens: examples.reduce((n, e) => n + e.lossMask.filter((m) => m).length, 0), wallMs: performance.now() - t0 };
+    return {
+      version: this.o.model,
+      parentVersion: this.o.model,
+      optimizerSteps: 0,
+      losses: [],
+      trainedTokens: examples.reduce((n, e) => n + e.lossMask.filter((m) => m).length, 0),
+      wallMs: performance.now() - t0,
+    };
   }
 
   async publish(version: string): Promise<void> {
-    if (version !== this.o.model) throw new CapabilityError(`the openai-compatible backend samples only '${this.o.model}'; it cannot make '${version}' current (it has no trainer)`);
+    if (version !== this.o.model)
+      throw new CapabilityError(`the openai-compatible backend samples only '${this.o.model}'; it cannot make '${version}' current (it has no trainer)`);
   }
 
   async close(): Promise<void> {}
@@ -122,10 +137,16 @@ export async function probeServer(http: JsonHttp, o: { model: string; maxContext
   const list = (await http.get('/models', { retries: 1 })) as { data?: { id?: string; max_model_len?: number }[] } | undefined;
   const models = (list?.data ?? []).map((m) => String(m.id));
   if (models.length && !models.includes(o.model)) {
-    throw new CapabilityError(`the server at ${http.baseUrl} does not serve model '${o.model}' (it lists: ${models.slice(0, 10).join(', ')}); set backend.model to one of them`);
+    throw new CapabilityError(
+      `the server at ${http.baseUrl} does not serve model '${o.model}' (it lists: ${models.slice(0, 10).join(', ')}); set backend.model to one of them`,
+    );
   }
   const listed = list?.data?.find((m) => m.id === o.model);
-  const json = await http.post('/chat/completions', { model: o.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1, temperature: 0, logprobs: true, return_token_ids: true }, { retries: 1 });
+  const json = await http.post(
+    '/chat/completions',
+    { model: o.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1, temperature: 0, logprobs: true, return_token_ids: true },
+    { retries: 1 },
+  );
   const r = parseCompletion(json, o.model, `${http.baseUrl}/chat/completions`);
   const tokenIds = r.promptTokenIds !== undefined && r.completionTokenIds !== undefined;
   const logprobs = r.logprobs !== undefined && r.logprobs.length === r.usage.completionTokens;
@@ -161,6 +182,9 @@ export function parseCompletion(json: unknown, version: string, where: string): 
     version,
     ...(promptTokenIds && completionTokenIds ? { promptTokenIds, completionTokenIds } : {}),
     ...(logprobs ? { logprobs } : {}),
-    usage: { promptTokens: j!.usage?.prompt_tokens ?? promptTokenIds?.length ?? 0, completionTokens: j!.usage?.completion_tokens ?? completionTokenIds?.length ?? 0 },
+    usage: {
+      promptTokens: j!.usage?.prompt_tokens ?? promptTokenIds?.length ?? 0,
+      completionTokens: j!.usage?.completion_tokens ?? completionTokenIds?.length ?? 0,
+    },
   };
 }

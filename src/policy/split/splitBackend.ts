@@ -34,13 +34,26 @@ export class SplitBackend implements PolicyBackend {
    * Refuses, before any rollout, a sampler without the runtime LoRA routes; a resumed run's
    * version is loaded (a restarted vLLM has forgotten it).
    */
-  static async open(o: { sampler: OpenAICompatibleBackend; trainer: TinkerBackend; publish: PublishConfig; samplerModel: string; baseModel: string; recordFile: string; runTag: string }): Promise<SplitBackend> {
+  static async open(o: {
+    sampler: OpenAICompatibleBackend;
+    trainer: TinkerBackend;
+    publish: PublishConfig;
+    samplerModel: string;
+    baseModel: string;
+    recordFile: string;
+    runTag: string;
+  }): Promise<SplitBackend> {
     if (!(await probeLoraLoading(o.sampler.http))) {
       throw new CapabilityError(
         `the sampler at ${o.sampler.http.baseUrl} has no runtime LoRA loading (POST /v1/load_lora_adapter is not there): start vLLM with --enable-lora --max-lora-rank <at least the trainer's loraRank> and the environment variable VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`,
       );
     }
-    const publisher = new VllmLoraPublisher(o.sampler.http, o.publish, { file: o.recordFile, runTag: o.runTag, baseVersion: baseVersion(o.baseModel), baseModel: o.samplerModel });
+    const publisher = new VllmLoraPublisher(o.sampler.http, o.publish, {
+      file: o.recordFile,
+      runTag: o.runTag,
+      baseVersion: baseVersion(o.baseModel),
+      baseModel: o.samplerModel,
+    });
     const b = new SplitBackend(o.sampler, o.trainer, publisher);
     const current = o.trainer.currentVersion();
     if (current !== baseVersion(o.baseModel)) await publisher.publish(current);
@@ -76,8 +89,15 @@ export class SplitBackend implements PolicyBackend {
     }
   }
 
-  async train(examples: TrainExample[], hyper: TrainHyper, opts?: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void }): Promise<TrainResult> {
-    const key = createHash('sha256').update(JSON.stringify({ parent: this.currentVersion(), examples, hyper })).digest('hex').slice(0, 32);
+  async train(
+    examples: TrainExample[],
+    hyper: TrainHyper,
+    opts?: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void },
+  ): Promise<TrainResult> {
+    const key = createHash('sha256')
+      .update(JSON.stringify({ parent: this.currentVersion(), examples, hyper }))
+      .digest('hex')
+      .slice(0, 32);
     const done = this.publisher.trainedFor(key);
     if (done) return done;
     const r = await this.trainer.train(examples, hyper, opts);

@@ -12,7 +12,10 @@ export function unpackedAdapterPath(path: string): string {
   if (!path.endsWith('.tar.gz')) return path;
   const dir = path.slice(0, -'.tar.gz'.length);
   if (existsSync(`${dir}/adapter_config.json`)) return dir;
-  if (!existsSync(path)) throw new Error(`${path} is a SkyRL sampler checkpoint (.tar.gz), which vLLM cannot load; WHALE unpacks it into ${dir}/ but cannot see it from here (publish.adapterDir must be a folder this machine shares with the trainer)`);
+  if (!existsSync(path))
+    throw new Error(
+      `${path} is a SkyRL sampler checkpoint (.tar.gz), which vLLM cannot load; WHALE unpacks it into ${dir}/ but cannot see it from here (publish.adapterDir must be a folder this machine shares with the trainer)`,
+    );
   const tmp = `${dir}.unpack-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });

@@ -55,7 +55,9 @@ export class VllmLoraPublisher {
     private readonly cfg: PublishConfig,
     private readonly o: { file: string; runTag: string; baseVersion: string; baseModel: string },
   ) {
-    this.rec = existsSync(o.file) ? (JSON.parse(readFileSync(o.file, 'utf8')) as PublishRecord) : { format: 'whale-published-adapters', sampler: http.baseUrl, adapters: [], recent: [], trained: {} };
+    this.rec = existsSync(o.file)
+      ? (JSON.parse(readFileSync(o.file, 'utf8')) as PublishRecord)
+      : { format: 'whale-published-adapters', sampler: http.baseUrl, adapters: [], recent: [], trained: {} };
   }
 
   adapters(): readonly PublishedAdapter[] {
@@ -144,7 +146,10 @@ export class VllmLoraPublisher {
       // framework ("Not Found": the route itself is missing, e.g. vLLM restarted without
       // VLLM_ALLOW_RUNTIME_LORA_UPDATING) is not: nothing was unloaded.
       if (!(e instanceof BackendHttpError && e.status === 404 && /cannot be found/i.test(e.message))) {
-        if (e instanceof BackendHttpError && e.status === 404) throw new PublishError(`could not unload adapter '${a.name}': ${this.http.baseUrl}/unload_lora_adapter is not there (${e.message}); start vLLM with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`);
+        if (e instanceof BackendHttpError && e.status === 404)
+          throw new PublishError(
+            `could not unload adapter '${a.name}': ${this.http.baseUrl}/unload_lora_adapter is not there (${e.message}); start vLLM with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`,
+          );
         throw e;
       }
     }
@@ -162,7 +167,10 @@ export class VllmLoraPublisher {
 export function adapterPath(cfg: Pick<PublishConfig, 'adapterDir' | 'pathTemplate'>, version: string): string {
   const p = parseSamplerPath(version);
   const checkpoint = p?.checkpoint ?? basename(version);
-  return cfg.pathTemplate.replaceAll('{adapterDir}', cfg.adapterDir.replace(/\/+$/, '')).replaceAll('{checkpoint}', checkpoint).replaceAll('{model}', p?.modelId ?? '');
+  return cfg.pathTemplate
+    .replaceAll('{adapterDir}', cfg.adapterDir.replace(/\/+$/, ''))
+    .replaceAll('{checkpoint}', checkpoint)
+    .replaceAll('{model}', p?.modelId ?? '');
 }
 
 /**

@@ -195,7 +195,11 @@ export class TinkerBackend implements PolicyBackend {
     return run;
   }
 
-  private async trainNow(examples: TrainExample[], hyper: TrainHyper, opts: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void }): Promise<TrainResult> {
+  private async trainNow(
+    examples: TrainExample[],
+    hyper: TrainHyper,
+    opts: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void },
+  ): Promise<TrainResult> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.trainOnce(examples, hyper, opts);
@@ -207,12 +211,21 @@ export class TinkerBackend implements PolicyBackend {
         // (a forward_backward or optim_step may or may not have been applied): the next attempt
         // puts it back at the parent version before sending anything.
         else if (this.live) this.live.holds = UNKNOWN;
-        this.o.onRetry?.({ url: this.o.baseUrl, attempt, delayMs: 0, reason: `training call failed (${(e as Error).message}); running it again from ${this.current}` });
+        this.o.onRetry?.({
+          url: this.o.baseUrl,
+          attempt,
+          delayMs: 0,
+          reason: `training call failed (${(e as Error).message}); running it again from ${this.current}`,
+        });
       }
     }
   }
 
-  private async trainOnce(examples: TrainExample[], hyper: TrainHyper, opts: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void }): Promise<TrainResult> {
+  private async trainOnce(
+    examples: TrainExample[],
+    hyper: TrainHyper,
+    opts: { signal?: AbortSignal; onStep?: (step: number, loss: number) => void },
+  ): Promise<TrainResult> {
     const t0 = performance.now();
     const parent = this.current;
     const m = await this.loadOnModel(parent);
@@ -229,7 +242,11 @@ export class TinkerBackend implements PolicyBackend {
     let trainedTokens = 0;
     let step = 0;
     m.holds = UNKNOWN; // from the first request on, until the checkpoints are saved
-    for (const [i, idx] of minibatchPlan(examples.length, hyper, examples.map((e) => e.group)).entries()) {
+    for (const [i, idx] of minibatchPlan(
+      examples.length,
+      hyper,
+      examples.map((e) => e.group),
+    ).entries()) {
       if (opts.signal?.aborted) throw opts.signal.reason instanceof Error ? opts.signal.reason : new Error('training was aborted');
       const batch = idx.map((j) => examples[j]);
       const data = rsftData(batch, hyper.loss);
@@ -261,7 +278,8 @@ export class TinkerBackend implements PolicyBackend {
     if (this.live?.holds === version) return this.live;
     if (this.isWhale) {
       // whale serve builds a model from a sampler path; its models hold the version they were made from.
-      if (!base && !parseSamplerPath(version)) throw new Error(`'${version}' is not a version of the tinker backend (base:<model> or a tinker:// sampler path)`);
+      if (!base && !parseSamplerPath(version))
+        throw new Error(`'${version}' is not a version of the tinker backend (base:<model> or a tinker:// sampler path)`);
       await this.unloadLive();
       return this.createLive(base ? this.o.baseModel : version, version);
     }
@@ -294,10 +312,13 @@ export class TinkerBackend implements PolicyBackend {
 
   private startHeartbeat(): void {
     if (this.heartbeat) return;
-    this.heartbeat = setInterval(() => {
-      const s = this.live?.sessionId;
-      if (s) this.client.heartbeat(s).catch(() => undefined); // a missed beat is retried by the next one
-    }, (this.o.heartbeatS ?? 10) * 1000);
+    this.heartbeat = setInterval(
+      () => {
+        const s = this.live?.sessionId;
+        if (s) this.client.heartbeat(s).catch(() => undefined); // a missed beat is retried by the next one
+      },
+      (this.o.heartbeatS ?? 10) * 1000,
+    );
     this.heartbeat.unref();
   }
 
@@ -331,7 +352,8 @@ export class TinkerBackend implements PolicyBackend {
   }
 
   async publish(version: string): Promise<void> {
-    if (version !== baseVersion(this.o.baseModel) && !parseSamplerPath(version)) throw new Error(`'${version}' is not a version of the tinker backend (base:<model> or a tinker:// sampler path)`);
+    if (version !== baseVersion(this.o.baseModel) && !parseSamplerPath(version))
+      throw new Error(`'${version}' is not a version of the tinker backend (base:<model> or a tinker:// sampler path)`);
     this.current = version;
   }
 
@@ -359,11 +381,16 @@ export function baseVersion(baseModel: string): string {
  */
 export function rsftData(examples: readonly TrainExample[], loss: RsftLoss = 'token-mean'): Datum[] {
   const trained = examples.map((e) => e.lossMask.filter((m) => m).length);
-  const w = rsftTokenWeights(trained, examples.map((e) => e.group), loss);
+  const w = rsftTokenWeights(
+    trained,
+    examples.map((e) => e.group),
+    loss,
+  );
   const out: Datum[] = [];
   examples.forEach((e, i) => {
     if (trained[i] === 0) return;
-    if (e.lossMask.length !== e.completionTokenIds.length) throw new Error(`training example ${i}: lossMask has ${e.lossMask.length} entries for ${e.completionTokenIds.length} completion tokens`);
+    if (e.lossMask.length !== e.completionTokenIds.length)
+      throw new Error(`training example ${i}: lossMask has ${e.lossMask.length} entries for ${e.completionTokenIds.length} completion tokens`);
     const full = [...e.promptTokenIds, ...e.completionTokenIds];
     const P = e.promptTokenIds.length;
     const weights = new Array<number>(full.length - 1).fill(0);

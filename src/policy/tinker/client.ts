@@ -47,7 +47,10 @@ export class TinkerClient {
 
   async createModel(sessionId: string, baseModel: string, loraRank: number, key?: string, loraSeed?: number): Promise<string> {
     const lora = { rank: loraRank, ...(loraSeed !== undefined ? { seed: loraSeed } : {}) };
-    const r = (await this.http.post(`${API}/create_model`, { session_id: sessionId, base_model: baseModel, lora_config: lora }, { idempotencyKey: key })) as { model_id: string; request_id?: string };
+    const r = (await this.http.post(`${API}/create_model`, { session_id: sessionId, base_model: baseModel, lora_config: lora }, { idempotencyKey: key })) as {
+      model_id: string;
+      request_id?: string;
+    };
     if (r.request_id !== undefined) await this.retrieve(r.request_id);
     return r.model_id;
   }
@@ -79,7 +82,11 @@ export class TinkerClient {
   }
 
   async forwardBackward(modelId: string, data: Datum[], opts: TrainCallOptions): Promise<ForwardBackwardOutput> {
-    return (await this.submit(`${API}/forward_backward`, { model_id: modelId, forward_backward_input: { data, loss_fn: 'cross_entropy' } }, opts)) as ForwardBackwardOutput;
+    return (await this.submit(
+      `${API}/forward_backward`,
+      { model_id: modelId, forward_backward_input: { data, loss_fn: 'cross_entropy' } },
+      opts,
+    )) as ForwardBackwardOutput;
   }
 
   async optimStep(modelId: string, adam: AdamParams, opts: TrainCallOptions): Promise<{ metrics?: Record<string, number> | null }> {
@@ -119,7 +126,8 @@ export class TinkerClient {
     const signal = opts.signal;
     for (let attempt = 1; ; attempt++) {
       const f = (await this.http.post(path, body, { idempotencyKey, signal, ...(opts.noRetry ? { retries: 0, onlyUnsent: true } : {}) })) as FutureResponse;
-      if (!f || typeof f.request_id !== 'string') throw new Error(`${this.http.baseUrl}${path}: expected {request_id, future_id}, got ${JSON.stringify(f)?.slice(0, 200)}`);
+      if (!f || typeof f.request_id !== 'string')
+        throw new Error(`${this.http.baseUrl}${path}: expected {request_id, future_id}, got ${JSON.stringify(f)?.slice(0, 200)}`);
       try {
         return await this.retrieve(f.request_id, signal);
       } catch (e) {
@@ -140,7 +148,8 @@ export class TinkerClient {
         // 5xx while polling: the answer may still come (the request itself was accepted).
         if (e.status >= 500 && ++serverErrors <= 4) await new Promise((r) => setTimeout(r, 250 * 2 ** serverErrors));
         else if (e.status !== 408) throw e;
-        if (Date.now() > deadline) throw new Error(`future ${requestId} at ${this.http.baseUrl} is not ready after ${Math.round(this.futureTimeoutMs / 1000)} s`);
+        if (Date.now() > deadline)
+          throw new Error(`future ${requestId} at ${this.http.baseUrl} is not ready after ${Math.round(this.futureTimeoutMs / 1000)} s`);
       }
     }
   }

@@ -14,7 +14,8 @@ export async function loadHfChatTokenizer(file: string): Promise<ChatTokenizer> 
   const tokenizerJSON = readJson(file, 'tokenizer.json');
   if (!existsSync(configFile)) throw new Error(`${configFile} is missing: the chat template and special tokens live there (put it beside ${file})`);
   const tokenizerConfig = readJson(configFile, 'tokenizer_config.json');
-  if (typeof (tokenizerConfig as { chat_template?: unknown }).chat_template !== 'string') throw new Error(`${configFile}: no chat_template (a string) — the Tinker backend renders chats client-side and needs it`);
+  if (typeof (tokenizerConfig as { chat_template?: unknown }).chat_template !== 'string')
+    throw new Error(`${configFile}: no chat_template (a string) — the Tinker backend renders chats client-side and needs it`);
   const cfg = tokenizerConfig as { chat_template: string; bos_token?: unknown; eos_token?: unknown };
   const { TokenizerLoader } = await import('@lenml/tokenizers');
   const { Template } = await import('@huggingface/jinja');
@@ -29,7 +30,12 @@ export async function loadHfChatTokenizer(file: string): Promise<ChatTokenizer> 
   return {
     source: `tokenizer ${file}`,
     encodeChat: (messages, o) => {
-      const text = template.render({ messages: messages.map((m) => ({ role: m.role, content: m.content })), add_generation_prompt: o.addGenerationPrompt ?? false, bos_token: special(cfg.bos_token), eos_token: special(cfg.eos_token) });
+      const text = template.render({
+        messages: messages.map((m) => ({ role: m.role, content: m.content })),
+        add_generation_prompt: o.addGenerationPrompt ?? false,
+        bos_token: special(cfg.bos_token),
+        eos_token: special(cfg.eos_token),
+      });
       return tok.encode(text, { add_special_tokens: false });
     },
     decode: (ids) => tok.decode([...ids], { skip_special_tokens: true }),

@@ -24,8 +24,16 @@ export const DatumSchema = z.object({
 });
 export type Datum = z.infer<typeof DatumSchema>;
 
-export const CreateSessionBody = z.object({ tags: z.array(z.string()).default([]), user_metadata: z.record(z.string(), z.unknown()).nullish(), sdk_version: z.string().default('whale') });
-export const CreateModelBody = z.object({ session_id: z.string(), base_model: z.string(), lora_config: z.object({ rank: z.number().int().nonnegative(), seed: z.number().int().nullish() }).optional() });
+export const CreateSessionBody = z.object({
+  tags: z.array(z.string()).default([]),
+  user_metadata: z.record(z.string(), z.unknown()).nullish(),
+  sdk_version: z.string().default('whale'),
+});
+export const CreateModelBody = z.object({
+  session_id: z.string(),
+  base_model: z.string(),
+  lora_config: z.object({ rank: z.number().int().nonnegative(), seed: z.number().int().nullish() }).optional(),
+});
 export const GetInfoBody = z.object({ model_id: z.string() });
 export const ForwardBackwardBody = z.object({
   model_id: z.string(),
@@ -42,12 +50,21 @@ export type AdamParams = z.infer<typeof AdamParamsSchema>;
 export const OptimStepBody = z.object({ model_id: z.string(), adam_params: AdamParamsSchema });
 export const SaveForSamplerBody = z.object({
   model_id: z.string(),
-  path: z.string().regex(/^[A-Za-z0-9_-]+$/).max(255).nullish(),
+  path: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .max(255)
+    .nullish(),
   // The official SDK's save_weights_and_get_sampling_client: answer a sampling session for the saved weights.
   sampling_session_seq_id: z.number().int().nullish(),
   seq_id: z.number().int().nullish(),
 });
-export const CreateSamplingSessionBody = z.object({ session_id: z.string(), sampling_session_seq_id: z.number().int().nullish(), base_model: z.string().nullish(), model_path: z.string().nullish() });
+export const CreateSamplingSessionBody = z.object({
+  session_id: z.string(),
+  sampling_session_seq_id: z.number().int().nullish(),
+  base_model: z.string().nullish(),
+  model_path: z.string().nullish(),
+});
 export const SamplingParamsSchema = z.object({
   max_tokens: z.number().int().positive(),
   seed: z.number().int().nullish(),

@@ -60,7 +60,8 @@ const str = (a: Args, k: string, required = true): string | undefined => {
 const int = (a: Args, k: string, dflt: number, min = 0, max = Number.MAX_SAFE_INTEGER): number => {
   const v = a[k];
   if (v === undefined || v === null) return dflt;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new ToolError(`argument '${k}' must be an integer in ${min}..${max === Number.MAX_SAFE_INTEGER ? '∞' : max}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+    throw new ToolError(`argument '${k}' must be an integer in ${min}..${max === Number.MAX_SAFE_INTEGER ? '∞' : max}`);
   return v;
 };
 
@@ -72,15 +73,80 @@ const CANDIDATE = { type: 'string', description: 'a candidate tree hash or a uni
 const VERSION = { type: 'string', description: "a policy version (default: the round's version, else the candidate's latest evaluation)" };
 
 export const TOOL_SPECS: ToolSpec[] = [
-  { name: 'list_candidates', description: 'Every candidate of the run: tree hash, parents, round, origin, validity (with reasons), hypothesis, and its scores on the search split under each policy version (mean pass rate, standard error, mean turns). Best first under the round\'s policy version.', schema: { type: 'object', properties: { ...PAGING }, additionalProperties: false } },
-  { name: 'list_files', description: "A candidate's files with their sizes.", schema: { type: 'object', properties: { candidate: CANDIDATE }, required: ['candidate'], additionalProperties: false } },
-  { name: 'read_file', description: "A file of a candidate, with line numbers. Paged by lines.", schema: { type: 'object', properties: { candidate: CANDIDATE, path: { type: 'string' }, ...PAGING }, required: ['candidate', 'path'], additionalProperties: false } },
-  { name: 'grep', description: "Lines matching a regular expression (JavaScript syntax) in the files of one candidate or of all of them.", schema: { type: 'object', properties: { pattern: { type: 'string' }, candidate: CANDIDATE, ignore_case: { type: 'boolean' }, ...PAGING }, required: ['pattern'], additionalProperties: false } },
-  { name: 'diff', description: "Unified diff of every file between two candidates (default: the candidate against its first parent).", schema: { type: 'object', properties: { candidate: CANDIDATE, against: { ...CANDIDATE, description: 'the candidate to compare with (default: its first parent)' }, ...PAGING }, required: ['candidate'], additionalProperties: false } },
-  { name: 'task_results', description: "Per-task results of a candidate's evaluation on the search split: passes, samples, terminations. Worst first.", schema: { type: 'object', properties: { candidate: CANDIDATE, policy_version: VERSION, ...PAGING }, required: ['candidate'], additionalProperties: false } },
-  { name: 'trajectories', description: "Transcripts of a candidate's rollouts on the search split (model messages and completions, tool calls and observations, final answer, termination, pass/fail). Filter by verdict, termination or task. Paged by trajectory.", schema: { type: 'object', properties: { candidate: CANDIDATE, policy_version: VERSION, verdict: { type: 'string', enum: ['pass', 'fail'] }, termination: { type: 'string' }, task: { type: 'string', description: 'a task id' }, ...PAGING }, required: ['candidate'], additionalProperties: false } },
-  { name: 'annotations', description: 'Comments people wrote on trajectories, tasks or candidates.', schema: { type: 'object', properties: { ...PAGING }, additionalProperties: false } },
-  { name: 'past_reports', description: "The reports written in earlier rounds (what was tried, what it gave).", schema: { type: 'object', properties: { ...PAGING }, additionalProperties: false } },
+  {
+    name: 'list_candidates',
+    description:
+      "Every candidate of the run: tree hash, parents, round, origin, validity (with reasons), hypothesis, and its scores on the search split under each policy version (mean pass rate, standard error, mean turns). Best first under the round's policy version.",
+    schema: { type: 'object', properties: { ...PAGING }, additionalProperties: false },
+  },
+  {
+    name: 'list_files',
+    description: "A candidate's files with their sizes.",
+    schema: { type: 'object', properties: { candidate: CANDIDATE }, required: ['candidate'], additionalProperties: false },
+  },
+  {
+    name: 'read_file',
+    description: 'A file of a candidate, with line numbers. Paged by lines.',
+    schema: {
+      type: 'object',
+      properties: { candidate: CANDIDATE, path: { type: 'string' }, ...PAGING },
+      required: ['candidate', 'path'],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: 'grep',
+    description: 'Lines matching a regular expression (JavaScript syntax) in the files of one candidate or of all of them.',
+    schema: {
+      type: 'object',
+      properties: { pattern: { type: 'string' }, candidate: CANDIDATE, ignore_case: { type: 'boolean' }, ...PAGING },
+      required: ['pattern'],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: 'diff',
+    description: 'Unified diff of every file between two candidates (default: the candidate against its first parent).',
+    schema: {
+      type: 'object',
+      properties: { candidate: CANDIDATE, against: { ...CANDIDATE, description: 'the candidate to compare with (default: its first parent)' }, ...PAGING },
+      required: ['candidate'],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: 'task_results',
+    description: "Per-task results of a candidate's evaluation on the search split: passes, samples, terminations. Worst first.",
+    schema: { type: 'object', properties: { candidate: CANDIDATE, policy_version: VERSION, ...PAGING }, required: ['candidate'], additionalProperties: false },
+  },
+  {
+    name: 'trajectories',
+    description:
+      "Transcripts of a candidate's rollouts on the search split (model messages and completions, tool calls and observations, final answer, termination, pass/fail). Filter by verdict, termination or task. Paged by trajectory.",
+    schema: {
+      type: 'object',
+      properties: {
+        candidate: CANDIDATE,
+        policy_version: VERSION,
+        verdict: { type: 'string', enum: ['pass', 'fail'] },
+        termination: { type: 'string' },
+        task: { type: 'string', description: 'a task id' },
+        ...PAGING,
+      },
+      required: ['candidate'],
+      additionalProperties: false,
+    },
+  },
+  {
+    name: 'annotations',
+    description: 'Comments people wrote on trajectories, tasks or candidates.',
+    schema: { type: 'object', properties: { ...PAGING }, additionalProperties: false },
+  },
+  {
+    name: 'past_reports',
+    description: 'The reports written in earlier rounds (what was tried, what it gave).',
+    schema: { type: 'object', properties: { ...PAGING }, additionalProperties: false },
+  },
   {
     name: 'write_candidate',
     description:
@@ -98,7 +164,11 @@ export const TOOL_SPECS: ToolSpec[] = [
       additionalProperties: false,
     },
   },
-  { name: 'finish', description: 'Ends the round. `report`: a short Markdown report of the round (what the traces showed, what each candidate changes and why).', schema: { type: 'object', properties: { report: { type: 'string' } }, required: ['report'], additionalProperties: false } },
+  {
+    name: 'finish',
+    description: 'Ends the round. `report`: a short Markdown report of the round (what the traces showed, what each candidate changes and why).',
+    schema: { type: 'object', properties: { report: { type: 'string' } }, required: ['report'], additionalProperties: false },
+  },
 ];
 
 /** A relative path inside a candidate, normalised; throws a ToolError saying why it is refused. */
@@ -108,7 +178,8 @@ export function safeRelativePath(p: string): string {
   if (p.includes('\\')) throw new ToolError(`path ${JSON.stringify(p)}: use '/' as the separator`);
   if (posix.isAbsolute(p) || /^[A-Za-z]:/.test(p)) throw new ToolError(`path ${JSON.stringify(p)} is absolute; paths are relative to the candidate folder`);
   const norm = posix.normalize(p);
-  if (norm === '..' || norm.startsWith('../') || p.split('/').includes('..')) throw new ToolError(`path ${JSON.stringify(p)} leaves the candidate folder ('..' is not allowed)`);
+  if (norm === '..' || norm.startsWith('../') || p.split('/').includes('..'))
+    throw new ToolError(`path ${JSON.stringify(p)} leaves the candidate folder ('..' is not allowed)`);
   if (norm.split('/').some((s) => IGNORED.has(s))) throw new ToolError(`path ${JSON.stringify(p)} names a reserved folder (${[...IGNORED].join(', ')})`);
   return norm.replace(/^\.\//, '');
 }
@@ -142,7 +213,9 @@ function outcome(t: Trajectory): string {
 
 /** A readable transcript: each model call's new messages and completion, the harness events, the end. */
 export function transcript(t: Trajectory): string {
-  const lines = [`## trajectory ${t.id} — task ${t.taskId}, sample ${t.sampleIndex}: ${outcome(t)}; termination ${t.termination}${t.terminationDetail ? ` (${t.terminationDetail})` : ''}`];
+  const lines = [
+    `## trajectory ${t.id} — task ${t.taskId}, sample ${t.sampleIndex}: ${outcome(t)}; termination ${t.termination}${t.terminationDetail ? ` (${t.terminationDetail})` : ''}`,
+  ];
   let prev: { role: string; content: string }[] = [];
   for (const call of t.modelCalls) {
     const isPrefix = prev.length <= call.messages.length && prev.every((m, i) => call.messages[i]?.role === m.role && call.messages[i]?.content === m.content);
@@ -156,7 +229,9 @@ export function transcript(t: Trajectory): string {
     if (e.type === 'tool') lines.push(`[tool ${e.name ?? ''} @${Math.round(e.t)}ms] args ${JSON.stringify(e.args)} → ${e.observation ?? ''}`);
     else lines.push(`[${e.type}${e.name ? ` ${e.name}` : ''}] ${e.message ?? ''}${e.data !== undefined ? ` ${JSON.stringify(e.data)}` : ''}`);
   }
-  lines.push(`final answer: ${t.finalAnswer === null ? '(none)' : JSON.stringify(t.finalAnswer)}${t.verdict.extracted !== null ? `; the verifier read ${JSON.stringify(t.verdict.extracted)}` : ''}`);
+  lines.push(
+    `final answer: ${t.finalAnswer === null ? '(none)' : JSON.stringify(t.finalAnswer)}${t.verdict.extracted !== null ? `; the verifier read ${JSON.stringify(t.verdict.extracted)}` : ''}`,
+  );
   return lines.join('\n');
 }
 
@@ -178,8 +253,10 @@ export class ArchiveTools {
   }
 
   async call(name: string, args: Args | undefined, argsError?: string): Promise<ToolOutcome> {
-    if (!TOOL_SPECS.some((t) => t.name === name)) return { output: `unknown tool '${name}'. The tools are: ${TOOL_SPECS.map((t) => t.name).join(', ')}.`, isError: true };
-    if (argsError || !args) return { output: `${name}: ${argsError ?? 'no arguments'}. Send the arguments as a JSON object matching the tool's schema.`, isError: true };
+    if (!TOOL_SPECS.some((t) => t.name === name))
+      return { output: `unknown tool '${name}'. The tools are: ${TOOL_SPECS.map((t) => t.name).join(', ')}.`, isError: true };
+    if (argsError || !args)
+      return { output: `${name}: ${argsError ?? 'no arguments'}. Send the arguments as a JSON object matching the tool's schema.`, isError: true };
     try {
       return await this.dispatch(name, args);
     } catch (e) {
@@ -199,7 +276,12 @@ export class ArchiveTools {
       case 'list_files': {
         const c = this.candidate(str(a, 'candidate')!);
         const files = listTree(await this.view.materialize(c.treeHash));
-        return ok(page(files.map((f) => `${f.path}\t${f.size} bytes`), paging(500, 'files')));
+        return ok(
+          page(
+            files.map((f) => `${f.path}\t${f.size} bytes`),
+            paging(500, 'files'),
+          ),
+        );
       }
       case 'read_file': {
         const c = this.candidate(str(a, 'candidate')!);
@@ -214,7 +296,9 @@ export class ArchiveTools {
           if (st.isSymbolicLink() || (!st.isDirectory() && !st.isFile())) throw new ToolError(`${rel}: ${part} is a link or special file (not readable)`);
         }
         if (!lstatSync(full).isFile()) throw new ToolError(`${rel}: a folder (list_files shows its files)`);
-        const lines = readFileSync(full, 'utf8').split('\n').map((l, i) => `${String(i + 1).padStart(5)}  ${l}`);
+        const lines = readFileSync(full, 'utf8')
+          .split('\n')
+          .map((l, i) => `${String(i + 1).padStart(5)}  ${l}`);
         return ok(page(lines, paging(2000, 'lines')));
       }
       case 'diff': {
@@ -225,7 +309,11 @@ export class ArchiveTools {
         const [da, db] = [await this.view.materialize(base.treeHash), await this.view.materialize(c.treeHash)];
         const read = (dir: string, path: string) => (existsSync(join(dir, path)) ? readFileSync(join(dir, path), 'utf8') : null);
         const paths = [...new Set([...listTree(da), ...listTree(db)].filter((f) => !f.path.includes(' (a link')).map((f) => f.path))].sort();
-        const lines = paths.map((path) => unifiedDiff(read(da, path), read(db, path), path)).filter(Boolean).join('\n').split('\n');
+        const lines = paths
+          .map((path) => unifiedDiff(read(da, path), read(db, path), path))
+          .filter(Boolean)
+          .join('\n')
+          .split('\n');
         const head = `diff ${base.treeHash.slice(0, 12)} → ${c.treeHash.slice(0, 12)}`;
         return ok(lines.length === 1 && lines[0] === '' ? `${head}: identical files` : `${head}\n` + page(lines, paging(1000, 'lines')));
       }
@@ -234,15 +322,37 @@ export class ArchiveTools {
       case 'task_results': {
         const s = this.evaluation(this.candidate(str(a, 'candidate')!), str(a, 'policy_version', false));
         const rows = [...this.view.taskResults(s.keyHash)].sort((x, y) => x.mean - y.mean || x.taskId.localeCompare(y.taskId));
-        const lines = rows.map((r) => `${r.taskId}\t${r.passes}/${r.samples} passed\t${Object.entries(r.terminations).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+        const lines = rows.map(
+          (r) =>
+            `${r.taskId}\t${r.passes}/${r.samples} passed\t${Object.entries(r.terminations)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ')}`,
+        );
         return ok(`evaluation ${s.keyHash.slice(0, 12)}: ${fmtScore(s)}\n` + page(lines, paging(300, 'tasks')));
       }
       case 'trajectories':
         return ok(this.trajectories(a, paging(5, 'trajectories')));
       case 'annotations':
-        return ok(this.view.annotations.length === 0 ? 'no annotations' : page(this.view.annotations.map((n) => `- ${[n.harnessHash && `candidate ${n.harnessHash.slice(0, 12)}`, n.taskId && `task ${n.taskId}`, n.trajectoryId && `trajectory ${n.trajectoryId}`, n.author && `by ${n.author}`].filter(Boolean).join(', ')}: ${n.text}`), paging(100, 'annotations')));
+        return ok(
+          this.view.annotations.length === 0
+            ? 'no annotations'
+            : page(
+                this.view.annotations.map(
+                  (n) =>
+                    `- ${[n.harnessHash && `candidate ${n.harnessHash.slice(0, 12)}`, n.taskId && `task ${n.taskId}`, n.trajectoryId && `trajectory ${n.trajectoryId}`, n.author && `by ${n.author}`].filter(Boolean).join(', ')}: ${n.text}`,
+                ),
+                paging(100, 'annotations'),
+              ),
+        );
       case 'past_reports':
-        return ok(this.view.pastReports.length === 0 ? 'no earlier reports' : page(this.view.pastReports.map((r) => `### round ${r.round}\n${r.text}`), paging(20, 'reports')));
+        return ok(
+          this.view.pastReports.length === 0
+            ? 'no earlier reports'
+            : page(
+                this.view.pastReports.map((r) => `### round ${r.round}\n${r.text}`),
+                paging(20, 'reports'),
+              ),
+        );
       case 'write_candidate':
         return ok(await this.write(a));
       case 'finish':
@@ -253,7 +363,8 @@ export class ArchiveTools {
 
   private candidate(ref: string): CandidateRecord {
     const r = ref.trim().toLowerCase();
-    if (!/^[0-9a-f]{6,40}$/.test(r)) throw new ToolError(`'${ref}' is not a candidate hash (6–40 hex digits); list_candidates shows the candidates you can read`);
+    if (!/^[0-9a-f]{6,40}$/.test(r))
+      throw new ToolError(`'${ref}' is not a candidate hash (6–40 hex digits); list_candidates shows the candidates you can read`);
     const hits = this.view.candidates.filter((c) => c.treeHash.startsWith(r));
     if (hits.length === 0) throw new ToolError(`no candidate '${ref}' in this archive view; list_candidates shows the candidates you can read`);
     if (hits.length > 1) throw new ToolError(`'${ref}' is ambiguous (${hits.map((c) => c.treeHash.slice(0, 12)).join(', ')}); give more digits`);
@@ -263,10 +374,15 @@ export class ArchiveTools {
   /** The candidate's evaluation the model may read: a search-split score listed by the view, never the test split. */
   private evaluation(c: CandidateRecord, version?: string): CandidateScore {
     const readable = c.scores.filter((s) => s.split !== 'test');
-    const s = version !== undefined ? readable.filter((x) => x.policyVersion === version).pop() : (scoreUnder(c, this.view.policyVersion) ?? readable[readable.length - 1]);
+    const s =
+      version !== undefined
+        ? readable.filter((x) => x.policyVersion === version).pop()
+        : (scoreUnder(c, this.view.policyVersion) ?? readable[readable.length - 1]);
     if (s && s.split !== 'test') return s;
     const versions = [...new Set(readable.map((x) => x.policyVersion))];
-    throw new ToolError(`candidate ${c.treeHash.slice(0, 12)} has no evaluation${version ? ` under policy ${version}` : ''}${versions.length ? ` (it has: ${versions.join(', ')})` : ' yet'}`);
+    throw new ToolError(
+      `candidate ${c.treeHash.slice(0, 12)} has no evaluation${version ? ` under policy ${version}` : ''}${versions.length ? ` (it has: ${versions.join(', ')})` : ' yet'}`,
+    );
   }
 
   private candidateLines(): string[] {
@@ -329,8 +445,18 @@ export class ArchiveTools {
         // a line torn by a crash mid-write: the store cuts it off on its next append
       }
     }
-    const picked = all.filter((t) => t.split !== 'test' && (verdict === undefined || t.verdict.pass === (verdict === 'pass')) && (termination === undefined || t.termination === termination) && (task === undefined || t.taskId === task));
-    const counts = `${picked.length} of ${all.length} trajectories match (passed ${all.filter((t) => t.verdict.pass).length}; terminations: ${Object.entries(countBy(all.map((t) => t.termination))).map(([k, v]) => `${k} ${v}`).join(', ')})`;
+    const picked = all.filter(
+      (t) =>
+        t.split !== 'test' &&
+        (verdict === undefined || t.verdict.pass === (verdict === 'pass')) &&
+        (termination === undefined || t.termination === termination) &&
+        (task === undefined || t.taskId === task),
+    );
+    const counts = `${picked.length} of ${all.length} trajectories match (passed ${all.filter((t) => t.verdict.pass).length}; terminations: ${Object.entries(
+      countBy(all.map((t) => t.termination)),
+    )
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')})`;
     return `evaluation ${s.keyHash.slice(0, 12)}: ${fmtScore(s)}\n${counts}\n\n` + page(picked.map(transcript), o);
   }
 
@@ -338,7 +464,8 @@ export class ArchiveTools {
     const parent = this.candidate(str(a, 'parent')!);
     const hypothesis = str(a, 'hypothesis')!;
     const files = a.files;
-    if (typeof files !== 'object' || files === null || Array.isArray(files)) throw new ToolError("argument 'files' must be an object mapping relative paths to file contents");
+    if (typeof files !== 'object' || files === null || Array.isArray(files))
+      throw new ToolError("argument 'files' must be an object mapping relative paths to file contents");
     const del = a.delete === undefined ? [] : a.delete;
     if (!Array.isArray(del) || del.some((d) => typeof d !== 'string')) throw new ToolError("argument 'delete' must be an array of relative paths");
     const revise = str(a, 'revise', false);
@@ -346,7 +473,10 @@ export class ArchiveTools {
     if (revise !== undefined) {
       slot = this.written.find((w) => w.name === revise);
       if (!slot) throw new ToolError(`no candidate '${revise}' was written in this session`);
-      if (slot.revisionOf !== undefined || slot.supersededBy !== undefined) throw new ToolError(`'${revise}' ${slot.revisionOf !== undefined ? 'is itself a revision' : 'was already revised once'}; no further revision is allowed`);
+      if (slot.revisionOf !== undefined || slot.supersededBy !== undefined)
+        throw new ToolError(
+          `'${revise}' ${slot.revisionOf !== undefined ? 'is itself a revision' : 'was already revised once'}; no further revision is allowed`,
+        );
       if (slot.valid !== false) throw new ToolError(`'${revise}' did not fail validation; only a failed candidate may be revised`);
     } else if (this.pending().toWrite === 0) {
       throw new ToolError(`this round asks for ${this.req.count} candidates and all are written; revise a failed one or call finish`);
@@ -356,7 +486,8 @@ export class ArchiveTools {
     const writes: [string, string][] = [];
     for (const [p, content] of entries) {
       if (typeof content !== 'string') throw new ToolError(`files[${JSON.stringify(p)}] must be the file's full content as a string`);
-      if (Buffer.byteLength(content) > MAX_FILE_BYTES) throw new ToolError(`${p}: ${Buffer.byteLength(content)} bytes is more than the ${MAX_FILE_BYTES} a file may have`);
+      if (Buffer.byteLength(content) > MAX_FILE_BYTES)
+        throw new ToolError(`${p}: ${Buffer.byteLength(content)} bytes is more than the ${MAX_FILE_BYTES} a file may have`);
       writes.push([safeRelativePath(p), content]);
     }
     const deletes = (del as string[]).map(safeRelativePath);

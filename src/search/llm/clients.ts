@@ -100,11 +100,19 @@ async function createAnthropic(o: ClientOptions): Promise<ChatClient> {
         .map((b) => {
           const raw = JSON.stringify(b.input ?? null);
           const ok = typeof b.input === 'object' && b.input !== null && !Array.isArray(b.input);
-          return { id: String(b.id), name: String(b.name), raw, ...(ok ? { args: b.input as Record<string, unknown> } : { argsError: 'the input must be a JSON object' }) };
+          return {
+            id: String(b.id),
+            name: String(b.name),
+            raw,
+            ...(ok ? { args: b.input as Record<string, unknown> } : { argsError: 'the input must be a JSON object' }),
+          };
         });
       const u = res.usage;
       return {
-        text: res.content.filter((b) => b.type === 'text').map((b) => b.text ?? '').join('\n'),
+        text: res.content
+          .filter((b) => b.type === 'text')
+          .map((b) => b.text ?? '')
+          .join('\n'),
         toolCalls,
         stop: res.stop_reason === 'end_turn' || res.stop_reason === 'stop_sequence' ? 'end' : (res.stop_reason ?? 'end'),
         usage: { input: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0), output: u.output_tokens },
@@ -142,7 +150,10 @@ async function createOpenAI(o: ClientOptions): Promise<ChatClient> {
         ...(c.effort ? { reasoning_effort: c.effort } : {}),
       };
       const res = (await client.chat.completions.create(body as never, { signal })) as unknown as {
-        choices: { message: { content?: string | null; tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[] }; finish_reason: string }[];
+        choices: {
+          message: { content?: string | null; tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[] };
+          finish_reason: string;
+        }[];
         usage?: { prompt_tokens: number; completion_tokens: number };
       };
       const choice = res.choices[0];
@@ -152,7 +163,14 @@ async function createOpenAI(o: ClientOptions): Promise<ChatClient> {
       return {
         text: choice.message.content ?? '',
         toolCalls: calls.map((t) => ({ id: t.id, name: t.function.name, raw: t.function.arguments, ...parseArgs(t.function.arguments) })),
-        stop: choice.finish_reason === 'tool_calls' ? 'tool_use' : choice.finish_reason === 'length' ? 'max_tokens' : choice.finish_reason === 'stop' ? 'end' : choice.finish_reason,
+        stop:
+          choice.finish_reason === 'tool_calls'
+            ? 'tool_use'
+            : choice.finish_reason === 'length'
+              ? 'max_tokens'
+              : choice.finish_reason === 'stop'
+                ? 'end'
+                : choice.finish_reason,
         usage: { input: res.usage?.prompt_tokens ?? 0, output: res.usage?.completion_tokens ?? 0 },
       };
     },

@@ -22,7 +22,8 @@ export function unifiedDiff(before: string | null, after: string | null, name: s
   if (before === after) return '';
   const a = before === null ? [] : before.split('\n');
   const b = after === null ? [] : after.split('\n');
-  if (a.length > MAX_DIFF_LINES || b.length > MAX_DIFF_LINES) return `--- ${name}\n+++ ${name}\n(too large to diff: ${a.length} and ${b.length} lines; read both versions)`;
+  if (a.length > MAX_DIFF_LINES || b.length > MAX_DIFF_LINES)
+    return `--- ${name}\n+++ ${name}\n(too large to diff: ${a.length} and ${b.length} lines; read both versions)`;
   const all = ops(a, b);
   if (!all) return `--- ${name}\n+++ ${name}\n(more than ${MAX_EDIT_LENGTH} changed lines; read both versions)`;
   const changed = all.map((o, k) => (o.kind !== ' ' ? k : -1)).filter((k) => k >= 0);

@@ -36,10 +36,33 @@ export const DEFAULT_KEY_ENV = { anthropic: 'ANTHROPIC_API_KEY', openai: 'OPENAI
 /** One line of a session log (runs/<id>/proposer/phase-<p>-round-<r>.jsonl). */
 export type SessionLogEntry =
   | { kind: 'session_start'; at: string; provider: string; model: string; round: number; count: number; dollarCap: number | null }
-  | { kind: 'model_call'; at: string; call: number; inputTokens: number; outputTokens: number; dollars: number; totalDollars: number; maxTokens: number; stop: string; text: string; toolCalls: string[]; ms: number }
+  | {
+      kind: 'model_call';
+      at: string;
+      call: number;
+      inputTokens: number;
+      outputTokens: number;
+      dollars: number;
+      totalDollars: number;
+      maxTokens: number;
+      stop: string;
+      text: string;
+      toolCalls: string[];
+      ms: number;
+    }
   | { kind: 'retry'; at: string; call: number; attempt: number; status?: number; error: string; sleepMs: number }
   | { kind: 'tool_call'; at: string; call: number; tool: string; args: string; argsChars: number; outputChars: number; isError: boolean; ms: number }
-  | { kind: 'session_end'; at: string; reason: string; modelCalls: number; toolCalls: number; inputTokens: number; outputTokens: number; dollars: number; candidates: number };
+  | {
+      kind: 'session_end';
+      at: string;
+      reason: string;
+      modelCalls: number;
+      toolCalls: number;
+      inputTokens: number;
+      outputTokens: number;
+      dollars: number;
+      candidates: number;
+    };
 
 /** Sums the dollars a session log file records (what a crashed session spent). */
 export function dollarsInLog(entries: readonly { kind?: string; dollars?: number }[]): number {
@@ -50,7 +73,9 @@ export function apiKeyFor(cfg: LlmProposerConfig, env: NodeJS.ProcessEnv = proce
   const name = cfg.apiKeyEnv ?? DEFAULT_KEY_ENV[cfg.provider];
   const key = env[name];
   if (!key || key.trim() === '') {
-    throw new WhaleError(`search.llm: the ${cfg.provider} proposer needs an API key in the environment variable ${name} (in VS Code: "WHALE: Set API Key"); it is not set`);
+    throw new WhaleError(
+      `search.llm: the ${cfg.provider} proposer needs an API key in the environment variable ${name} (in VS Code: "WHALE: Set API Key"); it is not set`,
+    );
   }
   return key.trim();
 }
@@ -80,7 +105,15 @@ export class LlmProposer implements Proposer {
     const cap = Math.min(cfg.maxDollarsPerRound ?? Infinity, req.dollarsLeft ?? Infinity);
     // Which cap binds decides what stops: the run's budget ends the search, a round's cap only the round.
     const capName = (req.dollarsLeft ?? Infinity) <= (cfg.maxDollarsPerRound ?? Infinity) ? DOLLAR_BUDGET : 'round dollar cap';
-    write({ kind: 'session_start', at: now(), provider: cfg.provider, model: cfg.model, round: req.round, count: req.count, dollarCap: Number.isFinite(cap) ? cap : null });
+    write({
+      kind: 'session_start',
+      at: now(),
+      provider: cfg.provider,
+      model: cfg.model,
+      round: req.round,
+      count: req.count,
+      dollarCap: Number.isFinite(cap) ? cap : null,
+    });
 
     const tools = new ArchiveTools(req, cfg.toolOutputChars);
     const system = systemPrompt(req);
@@ -121,7 +154,12 @@ export class LlmProposer implements Proposer {
       const t0 = Date.now();
       let turn;
       try {
-        turn = await withRetry(() => client.next(maxTokens, signal), { maxRetries: cfg.maxRetries, baseMs: cfg.retryBaseMs, maxMs: cfg.retryMaxMs }, (n) => write({ kind: 'retry', at: now(), call: calls, ...n }), signal);
+        turn = await withRetry(
+          () => client.next(maxTokens, signal),
+          { maxRetries: cfg.maxRetries, baseMs: cfg.retryBaseMs, maxMs: cfg.retryMaxMs },
+          (n) => write({ kind: 'retry', at: now(), call: calls, ...n }),
+          signal,
+        );
       } catch (e) {
         if (req.signal?.aborted) throw e;
         if (timeout.aborted) {
@@ -130,7 +168,17 @@ export class LlmProposer implements Proposer {
         }
         if (!isTransient(e)) {
           const why = `model call ${calls} failed: ${describeError(e)}`;
-          write({ kind: 'session_end', at: now(), reason: why, modelCalls: calls, toolCalls, inputTokens: inTok, outputTokens: outTok, dollars, candidates: tools.written.length });
+          write({
+            kind: 'session_end',
+            at: now(),
+            reason: why,
+            modelCalls: calls,
+            toolCalls,
+            inputTokens: inTok,
+            outputTokens: outTok,
+            dollars,
+            candidates: tools.written.length,
+          });
           // Not something a retry or the next round can cure (a bad key, model name or request).
           throw new WhaleError(`the ${cfg.provider} proposer (${cfg.model}): ${why}`);
         }
@@ -142,7 +190,20 @@ export class LlmProposer implements Proposer {
       inTok += turn.usage.input;
       outTok += turn.usage.output;
       if (turn.text.trim()) lastText = turn.text;
-      write({ kind: 'model_call', at: now(), call: calls, inputTokens: turn.usage.input, outputTokens: turn.usage.output, dollars: cost, totalDollars: dollars, maxTokens, stop: turn.stop, text: turn.text.slice(0, 4000), toolCalls: turn.toolCalls.map((c) => c.name), ms: Date.now() - t0 });
+      write({
+        kind: 'model_call',
+        at: now(),
+        call: calls,
+        inputTokens: turn.usage.input,
+        outputTokens: turn.usage.output,
+        dollars: cost,
+        totalDollars: dollars,
+        maxTokens,
+        stop: turn.stop,
+        text: turn.text.slice(0, 4000),
+        toolCalls: turn.toolCalls.map((c) => c.name),
+        ms: Date.now() - t0,
+      });
       estInput = turn.usage.input + turn.usage.output;
 
       if (turn.toolCalls.length === 0) {
@@ -168,7 +229,17 @@ export class LlmProposer implements Proposer {
         }
         if (out.finished) report = out.finished.report;
         results.push({ id: call.id, output: out.output, isError: out.isError });
-        write({ kind: 'tool_call', at: now(), call: calls, tool: call.name, args: call.raw.slice(0, 2000), argsChars: call.raw.length, outputChars: out.output.length, isError: out.isError, ms: Date.now() - c0 });
+        write({
+          kind: 'tool_call',
+          at: now(),
+          call: calls,
+          tool: call.name,
+          args: call.raw.slice(0, 2000),
+          argsChars: call.raw.length,
+          outputChars: out.output.length,
+          isError: out.isError,
+          ms: Date.now() - c0,
+        });
         estInput += Math.ceil((out.output.length + 50) / CHARS_PER_TOKEN);
       }
       client.answer(results);
@@ -179,8 +250,22 @@ export class LlmProposer implements Proposer {
       }
     }
 
-    const candidates = tools.written.map((w) => ({ dir: w.dir, parents: w.parents, hypothesis: w.supersededBy ? `${w.hypothesis} (failed validation; revised as ${w.supersededBy})` : w.hypothesis }));
-    write({ kind: 'session_end', at: now(), reason: stopped ?? (report !== undefined ? 'finished' : 'the model stopped'), modelCalls: calls, toolCalls, inputTokens: inTok, outputTokens: outTok, dollars, candidates: candidates.length });
+    const candidates = tools.written.map((w) => ({
+      dir: w.dir,
+      parents: w.parents,
+      hypothesis: w.supersededBy ? `${w.hypothesis} (failed validation; revised as ${w.supersededBy})` : w.hypothesis,
+    }));
+    write({
+      kind: 'session_end',
+      at: now(),
+      reason: stopped ?? (report !== undefined ? 'finished' : 'the model stopped'),
+      modelCalls: calls,
+      toolCalls,
+      inputTokens: inTok,
+      outputTokens: outTok,
+      dollars,
+      candidates: candidates.length,
+    });
     const footer = `\n\n_${cfg.provider} ${cfg.model}: ${calls} model call(s), ${toolCalls} tool call(s), ${inTok} input / ${outTok} output tokens, $${dollars.toFixed(4)}${stopped ? `; stopped: ${stopped}` : ''}_`;
     return {
       candidates,

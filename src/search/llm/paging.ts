@@ -24,7 +24,9 @@ export function page(items: readonly string[], o: PageOptions): string {
     if (used + item.length + 1 > o.cap) {
       if (out.length === 0) {
         // One item larger than the cap: show its head, say so.
-        out.push(item.slice(0, Math.max(0, o.cap - 200)) + `\n[… this item is ${item.length} characters; only the first ${Math.max(0, o.cap - 200)} are shown]`);
+        out.push(
+          item.slice(0, Math.max(0, o.cap - 200)) + `\n[… this item is ${item.length} characters; only the first ${Math.max(0, o.cap - 200)} are shown]`,
+        );
         i++;
       }
       cut = true;

@@ -32,7 +32,11 @@ export function isTransient(e: unknown): boolean {
   if (err?.name === 'APIUserAbortError' || err?.name === 'AbortError') return false;
   if (typeof err?.status === 'number') return err.status === 408 || err.status === 409 || err.status === 429 || err.status >= 500;
   // No status: the request never got an answer (refused, reset, timed out).
-  return err?.name === 'APIConnectionError' || err?.name === 'APIConnectionTimeoutError' || /timed? ?out|ECONNRESET|ECONNREFUSED|socket hang up/i.test(err?.message ?? '');
+  return (
+    err?.name === 'APIConnectionError' ||
+    err?.name === 'APIConnectionTimeoutError' ||
+    /timed? ?out|ECONNRESET|ECONNREFUSED|socket hang up/i.test(err?.message ?? '')
+  );
 }
 
 function header(e: unknown, name: string): string | undefined {
@@ -62,7 +66,6 @@ export function backoffMs(attempt: number, policy: RetryPolicy, e: unknown, jitt
   return Math.min(policy.maxMs, Math.round(wait));
 }
 
-
 export function describeError(e: unknown): string {
   const err = e as ErrorLike;
   return `${typeof err?.status === 'number' ? `HTTP ${err.status}: ` : ''}${err?.message ?? String(e)}`;
@@ -76,7 +79,12 @@ export async function withRetry<T>(fn: () => Promise<T>, policy: RetryPolicy, on
     } catch (e) {
       if (attempt >= policy.maxRetries || !isTransient(e) || signal?.aborted) throw e;
       const sleepMs = backoffMs(attempt, policy, e);
-      onRetry({ attempt: attempt + 1, ...(typeof (e as ErrorLike)?.status === 'number' ? { status: (e as ErrorLike).status } : {}), error: describeError(e), sleepMs });
+      onRetry({
+        attempt: attempt + 1,
+        ...(typeof (e as ErrorLike)?.status === 'number' ? { status: (e as ErrorLike).status } : {}),
+        error: describeError(e),
+        sleepMs,
+      });
       await sleep(sleepMs, signal);
     }
   }

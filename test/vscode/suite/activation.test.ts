@@ -23,7 +23,11 @@ suite('activation', () => {
     const ext = await activated();
     const onDisk = JSON.parse(await readFile(join(ext.extensionPath, 'package.json'), 'utf8')) as { contributes: { commands: { command: string }[] } };
     const declared = declaredCommands(ext);
-    assert.deepEqual(declared, onDisk.contributes.commands.map((c) => c.command), 'VS Code read a different package.json');
+    assert.deepEqual(
+      declared,
+      onDisk.contributes.commands.map((c) => c.command),
+      'VS Code read a different package.json',
+    );
     assert.ok(declared.length > 0, 'package.json declares no commands');
     const registered = new Set(await vscode.commands.getCommands(true));
     const missing = declared.filter((c) => !registered.has(c));
@@ -32,10 +36,15 @@ suite('activation', () => {
 
   test('commands named in menus and keybindings are declared commands', async () => {
     const ext = await activated();
-    const contributes = (ext.packageJSON as { contributes?: { menus?: Record<string, { command?: string }[]>; keybindings?: { command: string }[] } }).contributes ?? {};
+    const contributes =
+      (ext.packageJSON as { contributes?: { menus?: Record<string, { command?: string }[]>; keybindings?: { command: string }[] } }).contributes ?? {};
     const declared = new Set(declaredCommands(ext));
-    const used = [...Object.values(contributes.menus ?? {}).flat().map((m) => m.command), ...(contributes.keybindings ?? []).map((k) => k.command)]
-      .filter((c): c is string => typeof c === 'string' && c.startsWith('whale.'));
+    const used = [
+      ...Object.values(contributes.menus ?? {})
+        .flat()
+        .map((m) => m.command),
+      ...(contributes.keybindings ?? []).map((k) => k.command),
+    ].filter((c): c is string => typeof c === 'string' && c.startsWith('whale.'));
     const undeclared = [...new Set(used.filter((c) => !declared.has(c)))];
     assert.deepEqual(undeclared, [], `used in menus/keybindings but not declared: ${undeclared.join(', ')}`);
   });

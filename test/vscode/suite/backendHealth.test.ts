@@ -13,7 +13,9 @@ import type { WhaleApi } from '../../../src/extension/extension.js';
 import { activated, eventually, projectFolder } from './helpers.js';
 
 function serve(extensionPath: string, store: string, port = 0): Promise<{ proc: ChildProcess; url: string; port: number }> {
-  const proc = spawn('node', [join(extensionPath, 'bin', 'whale.js'), 'serve', '--backend', 'embedded', '--port', String(port), '--store', store], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn('node', [join(extensionPath, 'bin', 'whale.js'), 'serve', '--backend', 'embedded', '--port', String(port), '--store', store], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   return new Promise((resolve, reject) => {
     proc.stdout!.on('data', (d: Buffer) => {
@@ -47,7 +49,10 @@ suite('backend health', function () {
     const store = mkdtempSync(join(tmpdir(), 'whale-health-'));
     let server = await serve(ext.extensionPath, store);
     try {
-      const out = await vscode.commands.executeCommand<{ backend: { kind: string; baseUrl: string }; detected: { tokenIds: boolean; logprobs: boolean; loraLoading: boolean; training: string } }>('whale.backend.connect', { kind: 'openai-compatible', url: server.url });
+      const out = await vscode.commands.executeCommand<{
+        backend: { kind: string; baseUrl: string };
+        detected: { tokenIds: boolean; logprobs: boolean; loraLoading: boolean; training: string };
+      }>('whale.backend.connect', { kind: 'openai-compatible', url: server.url });
       assert.deepEqual([out.backend.kind, out.backend.baseUrl], ['openai-compatible', `${server.url}/v1`]);
       assert.deepEqual([out.detected.tokenIds, out.detected.logprobs, out.detected.loraLoading, out.detected.training], [true, true, true, 'none']);
       const written = JSON.parse(readFileSync(configFile, 'utf8')) as { backend: { kind: string; baseUrl: string } };

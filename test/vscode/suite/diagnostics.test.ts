@@ -45,7 +45,9 @@ suite('config diagnostics', function () {
       fix.replace(uri, new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length)), original);
       await vscode.workspace.applyEdit(fix);
       await doc.save();
-      await eventually('the problems to clear', () => (vscode.languages.getDiagnostics(uri).filter((x) => x.source === 'whale').length === 0 ? true : undefined));
+      await eventually('the problems to clear', () =>
+        vscode.languages.getDiagnostics(uri).filter((x) => x.source === 'whale').length === 0 ? true : undefined,
+      );
     } finally {
       if (readFileSync(uri.fsPath, 'utf8') !== original) writeFileSync(uri.fsPath, original);
       await vscode.commands.executeCommand('workbench.action.closeAllEditors');

@@ -7,7 +7,13 @@ export const EXTENSION_ID = 'whale-dev.whale-vscode';
 
 export function whaleExtension(): vscode.Extension<unknown> {
   const ext = vscode.extensions.getExtension(EXTENSION_ID);
-  assert.ok(ext, `extension ${EXTENSION_ID} is not loaded (loaded: ${vscode.extensions.all.map((e) => e.id).filter((id) => !id.startsWith('vscode.')).join(', ')})`);
+  assert.ok(
+    ext,
+    `extension ${EXTENSION_ID} is not loaded (loaded: ${vscode.extensions.all
+      .map((e) => e.id)
+      .filter((id) => !id.startsWith('vscode.'))
+      .join(', ')})`,
+  );
   return ext;
 }
 

@@ -53,7 +53,9 @@ suite('a huge trajectory', () => {
     }
     const uri = vscode.Uri.parse(await opening);
     const openMs = Date.now() - started;
-    console.log(`    ${mb.toFixed(1)} MB trajectory opened in ${openMs} ms; ${delays.length} other command(s) answered meanwhile, latest by ${Math.max(0, ...delays)} ms`);
+    console.log(
+      `    ${mb.toFixed(1)} MB trajectory opened in ${openMs} ms; ${delays.length} other command(s) answered meanwhile, latest by ${Math.max(0, ...delays)} ms`,
+    );
     assert.ok(Math.max(0, ...delays) < FREEZE_MS, `the extension host froze: a command waited ${Math.max(...delays)} ms while the trajectory loaded`);
 
     const doc = vscode.window.activeTextEditor?.document;
@@ -62,7 +64,10 @@ suite('a huge trajectory', () => {
     assert.match(text, /⋯ transcript truncated at 20,000 lines: \d+ of 400 turns not shown/);
     assert.ok(doc.lineCount < 20_100, `the transcript has ${doc.lineCount} lines: it was not clipped`);
     assert.match(text, /^verdict\s+FAIL/m);
-    const marks = await eventually('the transcript decorations', async () => (await vscode.commands.executeCommand<Inspect>('whale.trajectories.inspect', uri)).marks);
+    const marks = await eventually(
+      'the transcript decorations',
+      async () => (await vscode.commands.executeCommand<Inspect>('whale.trajectories.inspect', uri)).marks,
+    );
     assert.equal(marks.fail.length, 1, 'the FAIL verdict is marked');
     assert.ok(marks.truncated.length >= 1, 'the truncation is marked');
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');

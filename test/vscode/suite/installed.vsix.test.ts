@@ -21,7 +21,11 @@ suite('installed .vsix', () => {
     assert.ok(existsSync(join(ext.extensionPath, 'dist', 'cli.mjs')), 'dist/cli.mjs is missing');
     // The engine's pure-JS dependencies are bundled: only the on-disk parts are shipped as packages.
     const shipped = readdirSync(join(ext.extensionPath, 'node_modules')).sort();
-    assert.deepEqual(shipped.filter((d) => !['@esbuild', '@resvg', 'dejavu-fonts-ttf', 'esbuild'].includes(d)), [], `unexpected node_modules: ${shipped.join(', ')}`);
+    assert.deepEqual(
+      shipped.filter((d) => !['@esbuild', '@resvg', 'dejavu-fonts-ttf', 'esbuild'].includes(d)),
+      [],
+      `unexpected node_modules: ${shipped.join(', ')}`,
+    );
     console.log(`    [info] installed at ${ext.extensionPath}`);
   });
 
@@ -36,7 +40,9 @@ suite('installed .vsix', () => {
     await activated();
     const root = projectFolder().fsPath;
     const summary = await vscode.commands.executeCommand<{ meanAtK: number; k: number; tasks: number; rollouts: number; cacheHit: boolean } | undefined>(
-      'whale.evaluateCandidate', vscode.Uri.file(join(root, 'harnesses', 'h0')));
+      'whale.evaluateCandidate',
+      vscode.Uri.file(join(root, 'harnesses', 'h0')),
+    );
     assert.ok(summary, 'the command failed: see the WHALE log (the engine could not run from the installed package)');
     // fixtures/project: k = 1 on 4 validation tasks
     assert.equal(summary.k, 1);
@@ -45,8 +51,15 @@ suite('installed .vsix', () => {
     assert.equal(summary.cacheHit, false);
     assert.ok(summary.meanAtK >= 0 && summary.meanAtK <= 1, `mean@k out of range: ${summary.meanAtK}`);
     assert.ok(existsSync(join(root, '.whale', 'results')), 'no results were written to the run store');
-    const again = await vscode.commands.executeCommand<{ cacheHit: boolean; meanAtK: number } | undefined>('whale.evaluateCandidate', vscode.Uri.file(join(root, 'harnesses', 'h0')));
-    assert.deepEqual(again && { cacheHit: again.cacheHit, meanAtK: again.meanAtK }, { cacheHit: true, meanAtK: summary.meanAtK }, 'a repeated evaluation is not served from the cache');
+    const again = await vscode.commands.executeCommand<{ cacheHit: boolean; meanAtK: number } | undefined>(
+      'whale.evaluateCandidate',
+      vscode.Uri.file(join(root, 'harnesses', 'h0')),
+    );
+    assert.deepEqual(
+      again && { cacheHit: again.cacheHit, meanAtK: again.meanAtK },
+      { cacheHit: true, meanAtK: summary.meanAtK },
+      'a repeated evaluation is not served from the cache',
+    );
   });
 
   test('the shipped resvg addon renders a chart PNG', async () => {
@@ -54,7 +67,8 @@ suite('installed .vsix', () => {
     const req = createRequire(join(ext.extensionPath, 'dist', 'cli.mjs'));
     const { Resvg } = req('@resvg/resvg-js') as { Resvg: new (svg: string, opts?: object) => { render(): { asPng(): Buffer; width: number } } };
     const font = req.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf');
-    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="40"><text x="4" y="28" font-family="DejaVu Sans" font-size="20">mean@k</text></svg>';
+    const svg =
+      '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="40"><text x="4" y="28" font-family="DejaVu Sans" font-size="20">mean@k</text></svg>';
     const image = new Resvg(svg, { font: { loadSystemFonts: false, fontFiles: [font], defaultFontFamily: 'DejaVu Sans' } }).render();
     const png = image.asPng();
     assert.equal(image.width, 120);

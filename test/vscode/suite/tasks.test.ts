@@ -18,12 +18,19 @@ suite('whale tasks and the terminal', function () {
     for (const t of tasks) assert.equal(t.source, 'whale');
     const evalTask = tasks.find((t) => t.definition.command === 'eval')!;
     assert.ok(evalTask.execution instanceof vscode.ProcessExecution);
-    assert.ok((evalTask.execution as vscode.ProcessExecution).args.some((a) => a.endsWith('whale.config.json')), 'the project config is passed');
+    assert.ok(
+      (evalTask.execution as vscode.ProcessExecution).args.some((a) => a.endsWith('whale.config.json')),
+      'the project config is passed',
+    );
 
     const def = { type: 'whale', command: 'eval', args: ['--k', '1', '--limit', '2', '--json'] };
     const task = new vscode.Task(def, vscode.TaskScope.Workspace, 'eval small', 'whale');
     const resolved = tasks.find((t) => t.definition.command === 'eval')!;
-    task.execution = new vscode.ProcessExecution((resolved.execution as vscode.ProcessExecution).process, [...(resolved.execution as vscode.ProcessExecution).args, ...def.args], (resolved.execution as vscode.ProcessExecution).options);
+    task.execution = new vscode.ProcessExecution(
+      (resolved.execution as vscode.ProcessExecution).process,
+      [...(resolved.execution as vscode.ProcessExecution).args, ...def.args],
+      (resolved.execution as vscode.ProcessExecution).options,
+    );
     const ended = new Promise<number | undefined>((resolve) => {
       const d = vscode.tasks.onDidEndTaskProcess((e) => {
         if (e.execution.task.name === 'eval small') {
@@ -39,7 +46,11 @@ suite('whale tasks and the terminal', function () {
   test('a new integrated terminal has the bundled whale on its PATH', async () => {
     const ext = await activated();
     const out = join(mkdtempSync(join(tmpdir(), 'whale-term-')), 'version.txt');
-    const term = vscode.window.createTerminal({ name: 'whale PATH probe', shellPath: '/bin/sh', shellArgs: ['-c', `command -v whale > '${out}.tmp'; whale --version >> '${out}.tmp'; mv '${out}.tmp' '${out}'`] });
+    const term = vscode.window.createTerminal({
+      name: 'whale PATH probe',
+      shellPath: '/bin/sh',
+      shellArgs: ['-c', `command -v whale > '${out}.tmp'; whale --version >> '${out}.tmp'; mv '${out}.tmp' '${out}'`],
+    });
     try {
       await eventually('the terminal to write its probe', () => (existsSync(out) ? true : undefined), 30_000);
       const [where, version] = readFileSync(out, 'utf8').trim().split('\n');

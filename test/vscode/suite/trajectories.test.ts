@@ -78,7 +78,10 @@ suite('trajectories, notes and the dashboard', () => {
     });
     assert.equal(shown.candidates, failing.candidates.length, 'VS Code rendered as many candidates as the model has');
     assert.ok(failing.candidates.length >= 1);
-    assert.match(failing.candidates[0].description, /^\d+\.\d% · (harness split, phase \d+ round \d+|val split after phase \d+|val split, baseline validation \(h0, base weights\)) · (base|policy after (phase|step) .+|[0-9a-f]{8})$/);
+    assert.match(
+      failing.candidates[0].description,
+      /^\d+\.\d% · (harness split, phase \d+ round \d+|val split after phase \d+|val split, baseline validation \(h0, base weights\)) · (base|policy after (phase|step) .+|[0-9a-f]{8})$/,
+    );
     assert.match(failing.tasks[0].description, /^\d+\/\d+ passed/);
     assert.match(failing.rollouts[0].label, /^sample \d+$/);
     assert.equal(failing.rollouts[0].command, 'whale.openTrajectory');
@@ -91,7 +94,11 @@ suite('trajectories, notes and the dashboard', () => {
     for (const r of failing.rollouts) {
       const candidate = r.arguments![0] as Ref;
       await vscode.commands.executeCommand('whale.openTrajectory', candidate);
-      uri = await eventually('the transcript editor', () => (transcriptUri()?.scheme === 'whale-trajectory' && transcriptUri()!.path.startsWith(`/${candidate.keyHash}/${candidate.index}/`) ? transcriptUri() : undefined));
+      uri = await eventually('the transcript editor', () =>
+        transcriptUri()?.scheme === 'whale-trajectory' && transcriptUri()!.path.startsWith(`/${candidate.keyHash}/${candidate.index}/`)
+          ? transcriptUri()
+          : undefined,
+      );
       calls = Number(/^ended .* · (\d+) model calls? · /m.exec(vscode.window.activeTextEditor!.document.getText())?.[1] ?? 0);
       ref = candidate;
       if (calls > 0) break;
@@ -109,7 +116,14 @@ suite('trajectories, notes and the dashboard', () => {
     assert.equal(state.marks!.fail.length, 1);
     assert.match(lines[state.marks!.fail[0]], /^verdict {5}FAIL /, 'the fail mark is on the verdict line');
     for (const l of [...state.marks!.truncated, ...state.marks!.errors]) assert.ok(l < lines.length);
-    const hover = await vscode.commands.executeCommand<vscode.Hover[]>('vscode.executeHoverProvider', uri!, new vscode.Position(lines.findIndex((l) => l.startsWith('▶ model call 1')), 2));
+    const hover = await vscode.commands.executeCommand<vscode.Hover[]>(
+      'vscode.executeHoverProvider',
+      uri!,
+      new vscode.Position(
+        lines.findIndex((l) => l.startsWith('▶ model call 1')),
+        2,
+      ),
+    );
     const text = hover.flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
     assert.match(text, /\*\*Model call 1\*\*/);
     assert.match(text, /tokens: \d+ prompt \+ \d+ completion/);
@@ -119,18 +133,39 @@ suite('trajectories, notes and the dashboard', () => {
   test('a note on a turn is saved in the run store, comes back when the trajectory is opened again, and can be deleted', async () => {
     const uri = transcriptUri()!;
     const text = `IT note ${Date.now()}: the harness never checks the retrieved fact`;
-    const note = await vscode.commands.executeCommand<{ id: string; runId: string; turn?: number; trajectoryId?: string }>('whale.annotateTrajectory', uri, text, 0);
+    const note = await vscode.commands.executeCommand<{ id: string; runId: string; turn?: number; trajectoryId?: string }>(
+      'whale.annotateTrajectory',
+      uri,
+      text,
+      0,
+    );
     assert.ok(note, 'the note was saved');
     assert.equal(note.runId, runId);
     assert.equal(note.turn, 0);
     const file = join(store, 'runs', runId, 'annotations.jsonl');
-    const saved = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.ok(saved.some((r) => r.op === 'add' && r.text === text && r.trajectoryId === ref.id && r.turn === 0 && r.keyHash === ref.keyHash && typeof r.harnessHash === 'string' && typeof r.author === 'string'));
+    const saved = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.ok(
+      saved.some(
+        (r) =>
+          r.op === 'add' &&
+          r.text === text &&
+          r.trajectoryId === ref.id &&
+          r.turn === 0 &&
+          r.keyHash === ref.keyHash &&
+          typeof r.harnessHash === 'string' &&
+          typeof r.author === 'string',
+      ),
+    );
 
     // Another address of the same trajectory (found by id): a new document, rendered from the store.
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
     await vscode.commands.executeCommand('whale.openTrajectory', { ...ref, index: ref.index === 0 ? 1 : 0 });
-    const reopened = await eventually('the reopened transcript', () => (transcriptUri() && transcriptUri()!.toString() !== uri.toString() && transcriptUri()!.scheme === 'whale-trajectory' ? transcriptUri() : undefined));
+    const reopened = await eventually('the reopened transcript', () =>
+      transcriptUri() && transcriptUri()!.toString() !== uri.toString() && transcriptUri()!.scheme === 'whale-trajectory' ? transcriptUri() : undefined,
+    );
     const threads = await eventually('the note shown again', async () => {
       const s = await inspect(reopened);
       return s?.threads.some((t) => t.notes.includes(text)) ? s.threads : undefined;
@@ -149,9 +184,11 @@ suite('trajectories, notes and the dashboard', () => {
     assert.ok(after.loaded);
   });
 
-  test('the dashboard webview draws the run\'s best-so-far curve', async () => {
+  test("the dashboard webview draws the run's best-so-far curve", async () => {
     await vscode.commands.executeCommand('whale.openDashboard');
-    const drawn = await eventually('the dashboard reporting a drawing', async () => vscode.commands.executeCommand<{ series: number; points: number; runs: number } | undefined>('whale.dashboard.drawn'));
+    const drawn = await eventually('the dashboard reporting a drawing', async () =>
+      vscode.commands.executeCommand<{ series: number; points: number; runs: number } | undefined>('whale.dashboard.drawn'),
+    );
     assert.ok(drawn.runs >= 1, `runs: ${drawn.runs}`);
     assert.ok(drawn.series >= 1, `series: ${drawn.series}`);
     assert.ok(drawn.points >= 1, `points: ${drawn.points}`);

@@ -15,7 +15,10 @@ suite('untrusted workspace', () => {
   test('the extension activates and registers its commands anyway (limited support)', async () => {
     const ext = await activated();
     const registered = new Set(await vscode.commands.getCommands(true));
-    assert.deepEqual(declaredCommands(ext).filter((c) => !registered.has(c)), []);
+    assert.deepEqual(
+      declaredCommands(ext).filter((c) => !registered.has(c)),
+      [],
+    );
   });
 
   test('Evaluate Candidate refuses to run the harness and writes no results', async () => {

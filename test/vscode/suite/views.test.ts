@@ -17,7 +17,11 @@ async function api(): Promise<WhaleApi> {
 }
 
 /** Every tree item of a provider, depth first, as VS Code would render them. */
-async function render<T>(provider: vscode.TreeDataProvider<T>, parent?: T, depth = 0): Promise<{ item: T; label: string; description: string; depth: number }[]> {
+async function render<T>(
+  provider: vscode.TreeDataProvider<T>,
+  parent?: T,
+  depth = 0,
+): Promise<{ item: T; label: string; description: string; depth: number }[]> {
   const out: { item: T; label: string; description: string; depth: number }[] = [];
   for (const child of (await provider.getChildren(parent)) ?? []) {
     const t = await provider.getTreeItem(child);
@@ -43,7 +47,7 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
       const rs = await render(whale.archiveTree);
       return rs.some((x) => /^[0-9a-f]{8} the initial harness h0$/.test(x.label)) ? rs : undefined;
     });
-    assert.equal(((rows.find((x) => x.label.includes('h0'))!.item as ArchiveItem) as Extract<ArchiveItem, { kind: 'candidate' }>).node.origin, 'seed');
+    assert.equal((rows.find((x) => x.label.includes('h0'))!.item as ArchiveItem as Extract<ArchiveItem, { kind: 'candidate' }>).node.origin, 'seed');
   });
 
   test('Next Phase runs one phase in the engine process; the Runs tree shows run → cycle → phase with val mean@k and rollouts', async () => {
@@ -110,7 +114,10 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
     assert.equal(cmp?.file, 'harness.json');
     assert.match(cmp!.scores, new RegExp(`^# [0-9a-f]{8} ↔ ${s!.treeHash.slice(0, 8)}\n`));
     assert.match(cmp!.scores, /\| origin \| seed \| human \|/);
-    assert.ok(vscode.workspace.textDocuments.some((d) => d.uri.scheme === 'whale-scores'), 'the scores document is open');
+    assert.ok(
+      vscode.workspace.textDocuments.some((d) => d.uri.scheme === 'whale-scores'),
+      'the scores document is open',
+    );
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
   });
 
@@ -120,14 +127,24 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
     const r = await vscode.commands.executeCommand<{ code: number | null }>('whale.nextPhase');
     assert.equal(r?.code, 0, 'the engine exited cleanly (see the WHALE log)');
     const [run] = readdirSync(join(root, '.whale', 'runs'));
-    const journal = readFileSync(join(root, '.whale', 'runs', run, 'journal.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; phase?: number; kind?: string; origin?: string });
+    const journal = readFileSync(join(root, '.whale', 'runs', run, 'journal.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; phase?: number; kind?: string; origin?: string });
     assert.ok(journal.some((e) => e.type === 'phase_completed' && e.phase === 1 && e.kind === 'harness'));
     assert.ok(!journal.some((e) => e.type === 'candidate_invalid' && e.origin === 'human'), 'the hand-made candidate passed validation');
     const rows = await eventually('the scored hand-made candidate', async () => {
       whale.monitor.tick(true);
       await whale.archiveTree.reload();
       const rs = await render(whale.archiveTree);
-      return rs.some((x) => (x.item as ArchiveItem).kind === 'candidate' && (x.item as Extract<ArchiveItem, { kind: 'candidate' }>).node.origin === 'human' && /^\d+\.\d% ± \d+\.\d under /.test(x.description)) ? rs : undefined;
+      return rs.some(
+        (x) =>
+          (x.item as ArchiveItem).kind === 'candidate' &&
+          (x.item as Extract<ArchiveItem, { kind: 'candidate' }>).node.origin === 'human' &&
+          /^\d+\.\d% ± \d+\.\d under /.test(x.description),
+      )
+        ? rs
+        : undefined;
     });
     assert.ok(rows.length > 0);
     const runRows = await render(whale.runsTree as vscode.TreeDataProvider<RunsItem>);

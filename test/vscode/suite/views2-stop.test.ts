@@ -25,10 +25,14 @@ suite('run, stop, resume', function () {
     try {
       const before = new Set(whale.monitor.current().runs.map((r) => r.id));
       const running = vscode.commands.executeCommand<{ code: number | null }>('whale.run', { newRun: true });
-      const run = await eventually('the new run running a phase', () => {
-        whale.monitor.tick();
-        return whale.monitor.current().runs.find((r) => !before.has(r.id) && r.status === 'running' && r.current);
-      }, 240_000);
+      const run = await eventually(
+        'the new run running a phase',
+        () => {
+          whale.monitor.tick();
+          return whale.monitor.current().runs.find((r) => !before.has(r.id) && r.status === 'running' && r.current);
+        },
+        240_000,
+      );
       const stopped = await vscode.commands.executeCommand<string[]>('whale.stop');
       assert.deepEqual(stopped, [run.id]);
       const exit = await running;

@@ -48,7 +48,8 @@ export async function readCorpus(file: string, baseDir?: string): Promise<Passag
     }
     const r = row as { id?: unknown; contents?: unknown };
     if (typeof row !== 'object' || row === null) throw new InputError({ file: abs, line }, 'each line must be a JSON object {"id", "contents"}');
-    if (typeof r.contents !== 'string' || r.contents.trim() === '') throw new InputError({ file: abs, line, field: 'contents' }, 'must be a non-empty string ("\\"Title\\"\\ntext")');
+    if (typeof r.contents !== 'string' || r.contents.trim() === '')
+      throw new InputError({ file: abs, line, field: 'contents' }, 'must be a non-empty string ("\\"Title\\"\\ntext")');
     const id = typeof r.id === 'number' ? String(r.id) : r.id;
     if (typeof id !== 'string' || id === '') throw new InputError({ file: abs, line, field: 'id' }, 'must be a string or a number');
     if (seen.has(id)) throw new InputError({ file: abs, line, field: 'id' }, `duplicate passage id '${id}'`);
@@ -63,7 +64,41 @@ export async function readCorpus(file: string, baseDir?: string): Promise<Passag
  * Lucene's English stop set (what Pyserini's BM25, Search-R1's sparse retriever, drops too): without
  * it every question word ("the", "of", "is") matches every passage and a query scores the whole corpus.
  */
-const STOP_WORDS = new Set(['a', 'an', 'and', 'are', 'as', 'at', 'be', 'but', 'by', 'for', 'if', 'in', 'into', 'is', 'it', 'no', 'not', 'of', 'on', 'or', 'such', 'that', 'the', 'their', 'then', 'there', 'these', 'they', 'this', 'to', 'was', 'will', 'with']);
+const STOP_WORDS = new Set([
+  'a',
+  'an',
+  'and',
+  'are',
+  'as',
+  'at',
+  'be',
+  'but',
+  'by',
+  'for',
+  'if',
+  'in',
+  'into',
+  'is',
+  'it',
+  'no',
+  'not',
+  'of',
+  'on',
+  'or',
+  'such',
+  'that',
+  'the',
+  'their',
+  'then',
+  'there',
+  'these',
+  'they',
+  'this',
+  'to',
+  'was',
+  'will',
+  'with',
+]);
 
 /** A BM25 index over the passages (MiniSearch: BM25+, terms lower-cased, split on spaces and punctuation, stop words dropped). */
 export async function buildIndex(passages: Passage[]): Promise<RetrieverIndex> {
@@ -170,7 +205,10 @@ export async function serveRetriever(index: RetrieverIndex, opts: { host?: strin
 }
 
 /** Reads a corpus, indexes it and serves it: what `whale retriever serve` and the domain's embedded retriever run. */
-export async function startRetriever(corpus: string, opts: { host?: string; port?: number; baseDir?: string } = {}): Promise<RunningRetriever & { passages: number; indexMs: number }> {
+export async function startRetriever(
+  corpus: string,
+  opts: { host?: string; port?: number; baseDir?: string } = {},
+): Promise<RunningRetriever & { passages: number; indexMs: number }> {
   const t0 = Date.now();
   const passages = await readCorpus(corpus, opts.baseDir);
   const index = await buildIndex(passages);

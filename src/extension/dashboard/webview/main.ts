@@ -60,7 +60,12 @@ function drawChart(s: DashboardSnapshot): { series: number; points: number } {
     scales: { x: { time: false }, y: { range: [0, 1] } },
     axes: [
       { label: 'cumulative rollouts (training + search)', stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } },
-      { label: 'best-so-far val mean@k', stroke: 'currentColor', values: (_u, ticks) => ticks.map((t) => `${Math.round(100 * t)}%`), grid: { stroke: 'rgba(128,128,128,0.2)' } },
+      {
+        label: 'best-so-far val mean@k',
+        stroke: 'currentColor',
+        values: (_u, ticks) => ticks.map((t) => `${Math.round(100 * t)}%`),
+        grid: { stroke: 'rgba(128,128,128,0.2)' },
+      },
     ],
     series: [
       { label: 'rollouts' },
@@ -89,20 +94,48 @@ function drawLedger(s: DashboardSnapshot): void {
   const table = $('ledger') as HTMLTableElement;
   table.textContent = '';
   const head = table.createTHead().insertRow();
-  for (const h of ['run', 'method', 'domain', 'seed', 'status', 'best val', 'training rollouts', 'search rollouts', 'evaluation rollouts', 'proposer $', 'wall time']) cell(head, h, true);
+  for (const h of [
+    'run',
+    'method',
+    'domain',
+    'seed',
+    'status',
+    'best val',
+    'training rollouts',
+    'search rollouts',
+    'evaluation rollouts',
+    'proposer $',
+    'wall time',
+  ])
+    cell(head, h, true);
   const body = table.createTBody();
   const int = (x: number) => Math.round(x).toLocaleString('en-US');
   for (const r of s.runs) {
     const row = body.insertRow();
     const l = r.ledger;
-    for (const v of [r.id, r.method, r.domain, r.seed === null ? '—' : String(r.seed), r.status, r.best === null ? '—' : `${(100 * r.best).toFixed(1)}%`, int(l.trainingRollouts), int(l.searchRollouts), int(l.evalRollouts), `$${l.proposerDollars.toFixed(2)}`, `${(l.wallMs / 60_000).toFixed(1)} min`]) cell(row, v);
+    for (const v of [
+      r.id,
+      r.method,
+      r.domain,
+      r.seed === null ? '—' : String(r.seed),
+      r.status,
+      r.best === null ? '—' : `${(100 * r.best).toFixed(1)}%`,
+      int(l.trainingRollouts),
+      int(l.searchRollouts),
+      int(l.evalRollouts),
+      `$${l.proposerDollars.toFixed(2)}`,
+      `${(l.wallMs / 60_000).toFixed(1)} min`,
+    ])
+      cell(row, v);
     row.title = r.reason;
   }
 }
 
 function render(s: DashboardSnapshot): void {
   $('store').textContent = s.store;
-  const notes = [s.error, s.runs.length === 0 && !s.error ? 'No runs in this store yet.' : undefined, ...s.skipped.map((k) => `${k.id}: ${k.why}`)].filter(Boolean);
+  const notes = [s.error, s.runs.length === 0 && !s.error ? 'No runs in this store yet.' : undefined, ...s.skipped.map((k) => `${k.id}: ${k.why}`)].filter(
+    Boolean,
+  );
   $('message').textContent = notes.join(' · ');
   const drawn = drawChart(s);
   drawLedger(s);
