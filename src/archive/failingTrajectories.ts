@@ -3,8 +3,8 @@
 // (a tree expands lazily): candidates from the journal, tasks from the evaluation's tasks.json,
 // rollouts from the byte-offset index of its trajectories file (jsonlIndex.ts), never a full parse.
 import { existsSync } from 'node:fs';
-import type { JournalEntry } from '../engine/journal.js';
-import { foldRun } from '../engine/runState.js';
+import type { JournalEntry } from './journal.js';
+import { foldRun } from './runState.js';
 import { indexJsonl, type LineEntry } from './jsonlIndex.js';
 import type { TaskResult } from './resultStore.js';
 

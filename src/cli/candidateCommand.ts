@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import { HarnessArchive } from '../archive/harnessArchive.js';
 import { InputError } from '../core/errors.js';
-import { submitCandidate, submittedCandidates } from '../engine/submissions.js';
+import { submitCandidate, submittedCandidates } from '../archive/submissions.js';
 import type { Values } from './command.js';
 import { resolveStoreDir } from './project.js';
 
 const USAGE = 'whale candidate submit DIR [--parents HASH[,HASH]] [--message TEXT] [--json] | whale candidate submitted [--json]';
 
-/** `whale candidate submit`: a person as the proposer (engine/submissions.ts). */
+/** `whale candidate submit`: a person as the proposer (archive/submissions.ts). */
 export async function run(values: Values, positionals: string[]): Promise<number> {
   const [action, dir] = positionals;
   const archive = await HarnessArchive.open(join(resolveStoreDir(values), 'archive.git'));

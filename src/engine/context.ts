@@ -7,7 +7,7 @@ import type { WhaleConfig } from '../core/config.js';
 import type { Domain, Task } from '../domains/types.js';
 import type { HarnessRuntime } from '../harness/runtime.js';
 import type { PolicyBackend } from '../policy/types.js';
-import type { Journal } from './journal.js';
+import type { Journal } from '../archive/journal.js';
 
 /** What every phase of a run works with. One per engine session; closed when the session ends. */
 export interface RunContext {

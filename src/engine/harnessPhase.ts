@@ -7,10 +7,10 @@ import type { Annotation, CandidateRecord, CandidateScore, Proposal, Proposer } 
 import { candidateDir, type RunContext } from './context.js';
 import { evaluate } from './evaluate.js';
 import { chargeLostSession, saveSessionLog, sessionLogFile, ValidationCache } from './proposerSession.js';
-import { ledgerOf } from './runState.js';
+import { ledgerOf } from '../archive/runState.js';
 import type { PhasePlan } from './schedule.js';
 import { harnessPhaseShouldStop } from './schedule.js';
-import { submittedCandidates } from './submissions.js';
+import { submittedCandidates } from '../archive/submissions.js';
 import { validateCandidate } from '../search/validate.js';
 
 interface ScoredEvent {

@@ -11,7 +11,7 @@ import {
   type CandidateOrder,
 } from './model/archiveModel.js';
 import { policyHover, policyLabel } from './model/identity.js';
-import { submittedCandidates } from '../engine/submissions.js';
+import { submittedCandidates } from '../archive/submissions.js';
 import { archiveOf, toUri } from './archiveFs.js';
 import type { StoreMonitor } from './storeMonitor.js';
 

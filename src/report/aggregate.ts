@@ -1,8 +1,8 @@
 // Pure aggregation for `whale report`: journals → per-run summaries → the method table and the
 // best-so-far curves averaged over seeds. No I/O here; everything is a fold over journal entries.
 import { METHODS } from '../core/config.js';
-import type { JournalEntry } from '../engine/journal.js';
-import { foldRun, type CurvePoint, type Ledger } from '../engine/runState.js';
+import type { JournalEntry } from '../archive/journal.js';
+import { foldRun, type CurvePoint, type Ledger } from '../archive/runState.js';
 import type { RunDiagnostics } from './diagnostics.js';
 
 /** One run as the report reads it: its id, its journal, and (when present) its config snapshot. */

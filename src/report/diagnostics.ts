@@ -4,7 +4,7 @@
 // its regimes off such rates (truncation 95.8% → 30.8% on Math; retrieval accuracy 26.9% → 60.6% on
 // SearchQA); here they come from the trajectories the run's journal points at.
 import { existsSync, readFileSync } from 'node:fs';
-import type { JournalEntry } from '../engine/journal.js';
+import type { JournalEntry } from '../archive/journal.js';
 
 /** The parts of a stored trajectory the diagnostics read (older records may lack some). */
 export interface DiagnosableTrajectory {

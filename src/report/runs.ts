@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RunStore } from '../archive/runStore.js';
 import { WhaleError } from '../core/errors.js';
-import { Journal } from '../engine/journal.js';
+import { Journal } from '../archive/journal.js';
 import type { RunInput } from './aggregate.js';
 
 export interface LoadedRuns {

@@ -15,7 +15,7 @@ import { indexJsonl, readTrajectoryAt } from '../../src/archive/jsonlIndex.js';
 import { ResultStore } from '../../src/archive/resultStore.js';
 import { DashboardSnapshot } from '../../src/core/dashboardContract.js';
 import { Engine } from '../../src/engine/engine.js';
-import type { JournalEntry } from '../../src/engine/journal.js';
+import type { JournalEntry } from '../../src/archive/journal.js';
 import { loadDashboard } from '../../src/report/dashboardData.js';
 import { renderTranscript } from '../../src/report/transcript.js';
 import { KnobProposer } from '../../src/search/knobProposer.js';

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RunStore } from '../../src/archive/runStore.js';
 import { ResultStore } from '../../src/archive/resultStore.js';
-import { Journal, type JournalEntry } from '../../src/engine/journal.js';
+import { Journal, type JournalEntry } from '../../src/archive/journal.js';
 import { OpenAICompatibleBackend } from '../../src/policy/remote/openaiBackend.js';
 import { startServe, tinyProject, whale, whaleAsync } from './serve-helpers.js';
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunStore } from '../../src/archive/runStore.js';
 import { ResultStore } from '../../src/archive/resultStore.js';
-import { Journal, type JournalEntry } from '../../src/engine/journal.js';
+import { Journal, type JournalEntry } from '../../src/archive/journal.js';
 import { startServe, tinyProject, whaleAsync, type Served } from './serve-helpers.js';
 
 function journal(dir: string): JournalEntry[] {

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RunStore } from '../../src/archive/runStore.js';
-import { Journal } from '../../src/engine/journal.js';
+import { Journal } from '../../src/archive/journal.js';
 import { tinyProject, whale, whaleAsync } from './serve-helpers.js';
 
 const ray = process.env.WHALE_RAY ?? 'ray';

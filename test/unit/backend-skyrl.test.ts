@@ -21,7 +21,7 @@ import { skyrlSkipReason, startSkyrl, type SkyrlServer } from './skyrl-helpers.j
 import { whale } from './serve-helpers.js';
 import { getDomain } from '../../src/domains/index.js';
 import { RunStore } from '../../src/archive/runStore.js';
-import { Journal } from '../../src/engine/journal.js';
+import { Journal } from '../../src/archive/journal.js';
 
 const skip = skyrlSkipReason();
 if (skip) console.log(`# backend-skyrl: skipped — ${skip}`);

@@ -15,7 +15,7 @@ import type { BackendConfig } from '../../src/core/config.js';
 import { BackendSchema } from '../../src/core/config.js';
 import { SplitBackend } from '../../src/policy/split/splitBackend.js';
 import { PublishError } from '../../src/policy/split/vllmLora.js';
-import { Journal } from '../../src/engine/journal.js';
+import { Journal } from '../../src/archive/journal.js';
 import { RunStore } from '../../src/archive/runStore.js';
 import type { TrainExample, TrainHyper } from '../../src/policy/types.js';
 import { startServe, tinyProject, whaleAsync } from './serve-helpers.js';

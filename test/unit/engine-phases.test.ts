@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Engine } from '../../src/engine/engine.js';
 import { archiveBest } from '../../src/engine/harnessPhase.js';
-import type { JournalEntry } from '../../src/engine/journal.js';
+import type { JournalEntry } from '../../src/archive/journal.js';
 import { smallProject } from '../support/smallProject.js';
 
 function project(method: string, extra: Record<string, unknown> = {}) {

@@ -8,8 +8,8 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RunStore } from '../../src/archive/runStore.js';
-import { Journal } from '../../src/engine/journal.js';
-import { foldRun } from '../../src/engine/runState.js';
+import { Journal } from '../../src/archive/journal.js';
+import { foldRun } from '../../src/archive/runState.js';
 import { Rng } from '../../src/core/rng.js';
 import { smallProject } from '../support/smallProject.js';
 

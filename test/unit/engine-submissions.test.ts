@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { HarnessArchive } from '../../src/archive/harnessArchive.js';
 import { gitTreeHash } from '../../src/core/treeHash.js';
 import { Engine } from '../../src/engine/engine.js';
-import type { JournalEntry } from '../../src/engine/journal.js';
+import type { JournalEntry } from '../../src/archive/journal.js';
 import { smallProject } from '../support/smallProject.js';
 
 const dev = fileURLToPath(new URL('../../src/cli/dev.ts', import.meta.url));

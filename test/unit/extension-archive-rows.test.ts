@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HarnessArchive } from '../../src/archive/harnessArchive.js';
 import { getDomain } from '../../src/domains/index.js';
-import type { JournalEntry } from '../../src/engine/journal.js';
+import type { JournalEntry } from '../../src/archive/journal.js';
 import {
   LABEL_CHANGE_CHARS,
   archiveModel,

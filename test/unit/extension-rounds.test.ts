@@ -3,7 +3,7 @@
 // writes them; policies and harnesses named one way everywhere (identity.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { JournalEntry } from '../../src/engine/journal.js';
+import type { JournalEntry } from '../../src/archive/journal.js';
 import { describeEvaluation, policyNames } from '../../src/extension/model/identity.js';
 import { describeAcceptance, describeRoundCandidate, phaseTooltip, runModel } from '../../src/extension/model/runsModel.js';
 

@@ -3,7 +3,7 @@
 // one harness-dominated ('kbqa') and one weight-dominated ('ramble'), and a writer into a run store.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { JournalEntry } from '../../src/engine/journal.js';
+import type { JournalEntry } from '../../src/archive/journal.js';
 
 /** A tiny journal builder: stamps `at` one second apart. */
 export class JournalBuilder {

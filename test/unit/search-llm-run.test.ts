@@ -10,7 +10,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Engine } from '../../src/engine/engine.js';
-import type { JournalEntry } from '../../src/engine/journal.js';
+import type { JournalEntry } from '../../src/archive/journal.js';
 import { FakeLlmServer, anthropicError, fileTextOf, type Script } from '../support/fakeLlmServer.js';
 import { smallProject } from '../support/smallProject.js';
 

@@ -519,8 +519,8 @@ test('API keys come from the environment only; a missing key is an error naming 
 });
 
 test("a session the engine never saw finish (killed, or it threw) is charged on the round's next attempt and its log kept aside", async () => {
-  const { Journal } = await import('../../src/engine/journal.js');
-  const { ledgerOf } = await import('../../src/engine/runState.js');
+  const { Journal } = await import('../../src/archive/journal.js');
+  const { ledgerOf } = await import('../../src/archive/runState.js');
   const { chargeLostSession, sessionLogFile } = await import('../../src/engine/proposerSession.js');
   const runDir = join(root, 'run-lost');
   const journal = new Journal(join(runDir, 'journal.jsonl'));

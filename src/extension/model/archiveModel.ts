@@ -1,8 +1,8 @@
 // vscode-free: the Harness Archive view's model — candidates with parent links, scores under each
 // policy version, accepted and invalid marks with reasons — from the archive and the runs' journals.
 import type { ArchivedCandidate } from '../../archive/harnessArchive.js';
-import type { JournalEntry } from '../../engine/journal.js';
-import { foldRun } from '../../engine/runState.js';
+import type { JournalEntry } from '../../archive/journal.js';
+import { foldRun } from '../../archive/runState.js';
 import { policyHover, policyLabel, policyNames, shortHash } from './identity.js';
 
 export interface CandidateScoreRow {

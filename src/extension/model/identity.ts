@@ -1,6 +1,6 @@
 // vscode-free: how the cockpit names things. One hash length for candidates everywhere in the UI,
 // policies by what made them ("base", "policy after phase 2") with the hash kept for hovers.
-import type { JournalEntry } from '../../engine/journal.js';
+import type { JournalEntry } from '../../archive/journal.js';
 
 /** Hex digits a candidate (or a bare policy hash) shows in labels; the full hash goes in hovers. */
 export const SHORT_HASH = 8;

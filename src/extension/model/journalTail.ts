@@ -1,6 +1,6 @@
 // vscode-free: unit-tested with node's test runner.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import type { JournalEntry } from '../../engine/journal.js';
+import type { JournalEntry } from '../../archive/journal.js';
 
 /**
  * Reads a journal incrementally by byte offset: each `read()` parses only the bytes appended since

@@ -2,8 +2,8 @@
 // the engine's own fold (foldRun, ledgerOf), so the view and `whale status` never disagree.
 import { existsSync, readdirSync } from 'node:fs';
 import { RunStore } from '../../archive/runStore.js';
-import type { JournalEntry } from '../../engine/journal.js';
-import { foldRun, ledgerOf, type Ledger, type RunState } from '../../engine/runState.js';
+import type { JournalEntry } from '../../archive/journal.js';
+import { foldRun, ledgerOf, type Ledger, type RunState } from '../../archive/runState.js';
 import { JournalTail } from './journalTail.js';
 import { policyHover, policyLabel, policyNames, shortHash } from './identity.js';
 

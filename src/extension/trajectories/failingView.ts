@@ -13,7 +13,7 @@ import {
 } from '../../archive/failingTrajectories.js';
 import { ResultStore } from '../../archive/resultStore.js';
 import { RunStore } from '../../archive/runStore.js';
-import { Journal } from '../../engine/journal.js';
+import { Journal } from '../../archive/journal.js';
 import type { TrajectoryRef } from './ref.js';
 import { policyHover, policyLabel, policyNames, shortHash } from '../model/identity.js';
 

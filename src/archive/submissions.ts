@@ -7,7 +7,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { HarnessArchive } from '../archive/harnessArchive.js';
+import type { HarnessArchive } from './harnessArchive.js';
 import { readJsonWithSchema } from '../core/jsonFile.js';
 import { HarnessManifest, MAX_MANIFEST_BYTES } from '../core/manifest.js';
 import { InputError } from '../core/errors.js';
