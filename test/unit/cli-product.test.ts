@@ -12,6 +12,7 @@ import { COMMANDS, CONNECT_KIND_CHOICES, METHOD_CHOICES, RAY_TEMPLATE_CHOICES } 
 import { METHODS } from '../../src/core/config.js';
 import { CONNECT_KINDS } from '../../src/policy/connect.js';
 import { TEMPLATES as RAY_TEMPLATES } from '../../src/policy/ray/templates.js';
+import { TEST_SECRET } from '../support/smallProject.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dev = join(root, 'src/cli/dev.ts');
@@ -180,9 +181,9 @@ test('an unknown domain is bad input (exit 2), with the known ones listed', () =
 test('the bundle (tfjs-core only, split into chunks) runs a weight phase: step --json samples, trains and saves a new policy', () => {
   const project = tmp();
   assert.equal(spawnSync(process.execPath, [bin, 'init', project, '--domain', 'ramble', '--template', 'tiny'], { encoding: 'utf8' }).status, 0);
-  // Tasks depend on the project's random secret; with a fixed one the first step is known to accept
-  // some rollouts (5/16), so it trains. A fresh secret can give 0/16 and then nothing trains.
-  writeFileSync(join(project, '.whale', 'secret'), '3'.repeat(64) + '\n', { mode: 0o600 });
+  // Tasks depend on the project's random secret; with the fixed test one the first step is known to
+  // accept rollouts (5/16), so it trains. A fresh secret can give 0/16 and then nothing trains.
+  writeFileSync(join(project, '.whale', 'secret'), TEST_SECRET + '\n', { mode: 0o600 });
   const r = spawnSync(process.execPath, [bin, 'step', '--json'], { cwd: project, encoding: 'utf8', timeout: 300_000 });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /baseline validation \(h0, base weights\): mean@1/);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getDomain } from '../../src/domains/index.js';
+import { writeTestSecret } from '../support/smallProject.js';
 
 const dev = fileURLToPath(new URL('../../src/cli/dev.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url));
@@ -85,5 +86,6 @@ export function tinyProject(backend: Record<string, unknown>, extra: Record<stri
       2,
     ),
   );
+  writeTestSecret(dir);
   return dir;
 }
