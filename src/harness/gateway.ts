@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { timingSafeEqual } from 'node:crypto';
 import type { GatewayInfo } from './protocol.js';
+import { processAlive } from '../core/processAlive.js';
 import { BodyTooLargeError, readRequestBody } from '../core/requestBody.js';
 import { errorReply, type GatewayReply, type RolloutSession } from './rolloutSession.js';
 
@@ -172,19 +173,10 @@ export function sweepDeadGatewayFolders(dir = tmpdir()): void {
       const st = statSync(full);
       if (uid !== undefined && st.uid !== uid) continue; // another user's
       const pid = /^whale-gw-(\d+)-/.exec(name)?.[1];
-      const dead = pid ? !pidRuns(Number(pid)) : Date.now() - st.mtimeMs > 86_400_000;
+      const dead = pid ? !processAlive(Number(pid)) : Date.now() - st.mtimeMs > 86_400_000;
       if (dead) rmSync(full, { recursive: true, force: true });
     } catch {
       // removed meanwhile
     }
-  }
-}
-
-function pidRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -31,7 +31,8 @@ import { loadChatTokenizer } from './chatTokenizer.js';
 import type { ChatTokenizer } from './chatTokenizerType.js';
 import { TinkerClient } from './client.js';
 import { parseSamplerPath, type Datum } from './protocol.js';
-import { processAlive, TinkerRecord } from './record.js';
+import { processAlive } from '../../core/processAlive.js';
+import { TinkerRecord } from './record.js';
 
 export interface TinkerBackendOptions extends Omit<HttpOptions, 'baseUrl'> {
   baseUrl: string;
