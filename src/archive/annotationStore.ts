@@ -6,7 +6,21 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, re
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { Annotation } from '../search/proposer.js';
+
+/** A person's comment on a trajectory (or a task, or a candidate), shown to the proposer. */
+export interface Annotation {
+  text: string;
+  harnessHash?: string;
+  taskId?: string;
+  trajectoryId?: string;
+  keyHash?: string;
+  /** 0-based turn (model call) the note is about; absent: the whole trajectory. */
+  turn?: number;
+  author?: string;
+  createdAt?: string;
+  /** Stable id in this store. */
+  id?: string;
+}
 
 export const AnnotationInput = z.object({
   text: z.string().trim().min(1, 'an annotation needs some text'),

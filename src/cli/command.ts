@@ -21,17 +21,21 @@ export type Options = Record<string, OptionSpec>;
 
 export type RunFn = (values: Values, positionals: string[]) => Promise<number>;
 
-/**
- * A command of the CLI. Its description (summary, options) is light; `load` imports the code that
- * runs it only when it runs, so `whale --help` and completion never load the engine or tfjs.
- */
-export interface CommandSpec {
+/** What `--help` and completion show of a command (commandSpecs.ts): no code of its own. */
+export interface CommandDescription {
   summary: string;
   /** Positional arguments as the usage line shows them, e.g. `[DIR]`. */
   args?: string;
   /** Other accepted forms, shown under Usage (commands with subcommands). */
   forms?: string[];
   options: Options;
+}
+
+/**
+ * A command of the CLI: its light description, and `load`, which imports the code that runs it only
+ * when it runs, so `whale --help` and completion never load the engine or tfjs.
+ */
+export interface CommandSpec extends CommandDescription {
   load(): Promise<RunFn>;
 }
 

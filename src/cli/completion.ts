@@ -1,13 +1,13 @@
-// `whale completion bash|zsh|fish`: a completion script generated from the command registry, so it
+// `whale completion bash|zsh|fish`: a completion script generated from the command descriptions, so it
 // always knows every command, option and choice list that `--help` shows.
 import { InputError } from '../core/errors.js';
-import type { OptionSpec, Values } from './command.js';
-import { COMMANDS } from './commands.js';
+import type { CommandDescription, OptionSpec, Values } from './command.js';
+import { COMMAND_SPECS } from './commandSpecs.js';
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
 /** Options whose value is a path: completed with file names. */
 const isPath = (o: OptionSpec) => o.type === 'string' && /FILE|DIR/.test(o.arg ?? '');
-const entries = () => Object.entries(COMMANDS);
+const entries = (): [string, CommandDescription][] => Object.entries(COMMAND_SPECS);
 
 function bash(): string {
   const lines = [

@@ -8,7 +8,7 @@ import { listDomains } from '../domains/index.js';
 import { loadProjectDomain, type ProjectDomain } from '../domains/load.js';
 import { scaffoldDomain } from '../domains/scaffold.js';
 import { SPLITS, type RolloutRecord, type Task } from '../domains/types.js';
-import { TEMPLATES } from './commands.js';
+import { TEMPLATES } from './choices.js';
 import { finishProject, templateConfig } from './initCommand.js';
 
 type Template = (typeof TEMPLATES)[number];

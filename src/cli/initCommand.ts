@@ -7,7 +7,7 @@ import { HarnessArchive } from '../archive/harnessArchive.js';
 import { resourcesDir } from '../domains/common.js';
 import { listDomains, loadDomain } from '../domains/index.js';
 import type { Values } from './command.js';
-import { TEMPLATES } from './commands.js';
+import { TEMPLATES } from './choices.js';
 
 type Template = (typeof TEMPLATES)[number];
 

@@ -84,16 +84,8 @@ async function openOrCreate(values: Values, hooks: ReturnType<typeof terminalHoo
 export async function runRun(values: Values): Promise<number> {
   const hooks = terminalHooks();
   const engine = await openOrCreate(values, hooks);
-  try {
-    console.error(`whale run: ${engine.runId}`);
-    report(values, await engine.run(), engine.runId);
-    return 0;
-  } catch (e) {
-    engine.noteFailure(e);
-    throw e;
-  } finally {
-    await engine.close();
-  }
+  console.error(`whale run: ${engine.runId}`);
+  return runAndReport(engine, values);
 }
 
 export async function runStep(values: Values): Promise<number> {
@@ -104,8 +96,13 @@ export async function runStep(values: Values): Promise<number> {
     values.new || (!current && typeof values.run !== 'string')
       ? await Engine.create(project, hooks)
       : await Engine.open(project, typeof values.run === 'string' ? values.run : current!, hooks);
+  return runAndReport(engine, values, { maxPhases: 1 });
+}
+
+/** Runs the engine and prints the outcome; a failure is recorded in the run before it propagates, and the engine always closes. */
+async function runAndReport(engine: Engine, values: Values, opts?: Parameters<Engine['run']>[0]): Promise<number> {
   try {
-    report(values, await engine.run({ maxPhases: 1 }), engine.runId);
+    report(values, await engine.run(opts), engine.runId);
     return 0;
   } catch (e) {
     engine.noteFailure(e);

@@ -10,22 +10,19 @@ import type { Verdict } from '../core/trajectory.js';
 import { normaliseAnswer, wordsOf } from './text.js';
 import { SPLITS, type Split, type Task } from './types.js';
 
+/** `domain.options.sizes` of the built-in domains: at most this many tasks per split (each optional). */
+export const SplitSizes = z
+  .object({ weight: z.number().int().positive(), harness: z.number().int().positive(), val: z.number().int().positive(), test: z.number().int().positive() })
+  .partial()
+  .strict();
+
 /** Options every built-in domain accepts (`domain.options` in whale.config.json). */
 export const BuiltinDomainOptions = z
   .object({
     /** JSON-lines file of tasks to use instead of the generator (relative paths resolve against baseDir). */
     tasksFile: z.string().min(1).optional(),
     /** Smaller split sizes (a generated split of size n is the first n tasks of the full split). */
-    sizes: z
-      .object({
-        weight: z.number().int().positive(),
-        harness: z.number().int().positive(),
-        val: z.number().int().positive(),
-        test: z.number().int().positive(),
-      })
-      .partial()
-      .strict()
-      .optional(),
+    sizes: SplitSizes.optional(),
   })
   .strict();
 export type BuiltinDomainOptions = z.infer<typeof BuiltinDomainOptions>;

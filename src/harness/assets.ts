@@ -10,7 +10,9 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeFileAtomic } from '../core/atomic.js';
-import { HARNESS_PROCESS_BUILD } from './bundle.js';
+
+/** esbuild settings for code that runs inside a harness process (the bootstrap and candidates). */
+export const HARNESS_PROCESS_BUILD = { bundle: true, write: false, platform: 'node', format: 'esm', target: 'node20', logLevel: 'silent' } as const;
 
 /** This module's folder, whether it runs as ES module source (tsx, dist/cli.mjs) or inside a CommonJS bundle. */
 const HERE = typeof __filename !== 'undefined' ? dirname(__filename) : dirname(fileURLToPath(import.meta.url));

@@ -12,10 +12,7 @@ import type { Plugin, Message } from 'esbuild';
 import { InputError } from '../core/errors.js';
 import { IGNORED } from '../core/treeHash.js';
 import { writeFileAtomic } from '../core/atomic.js';
-import { resolveSdkFile } from './assets.js';
-
-/** esbuild settings for code that runs inside a harness process (the bootstrap and candidates). */
-export const HARNESS_PROCESS_BUILD = { bundle: true, write: false, platform: 'node', format: 'esm', target: 'node20', logLevel: 'silent' } as const;
+import { HARNESS_PROCESS_BUILD, resolveSdkFile } from './assets.js';
 
 export interface BundleRequest {
   /** Absolute candidate folder. */

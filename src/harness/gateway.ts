@@ -18,6 +18,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { timingSafeEqual } from 'node:crypto';
 import type { GatewayInfo } from './protocol.js';
+import { processAlive } from '../core/processAlive.js';
+import { BodyTooLargeError, readRequestBody } from '../core/requestBody.js';
 import { errorReply, type GatewayReply, type RolloutSession } from './rolloutSession.js';
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -95,7 +97,9 @@ export class Gateway {
       reply = await this.route(req);
     } catch (e) {
       reply =
-        e instanceof BodyError ? errorReply(400, e.message) : errorReply(500, `gateway error: ${e instanceof Error ? e.message : String(e)}`, 'server_error');
+        e instanceof BodyError || e instanceof BodyTooLargeError
+          ? errorReply(400, e.message)
+          : errorReply(500, `gateway error: ${e instanceof Error ? e.message : String(e)}`, 'server_error');
     }
     const body = JSON.stringify(reply.body);
     res.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -142,14 +146,7 @@ function tokenMatches(header: string | undefined, token: string): boolean {
 class BodyError extends Error {}
 
 async function readJson(req: http.IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new BodyError(`request body over ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = await readRequestBody(req, MAX_BODY_BYTES);
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text) as unknown;
@@ -176,19 +173,10 @@ export function sweepDeadGatewayFolders(dir = tmpdir()): void {
       const st = statSync(full);
       if (uid !== undefined && st.uid !== uid) continue; // another user's
       const pid = /^whale-gw-(\d+)-/.exec(name)?.[1];
-      const dead = pid ? !pidRuns(Number(pid)) : Date.now() - st.mtimeMs > 86_400_000;
+      const dead = pid ? !processAlive(Number(pid)) : Date.now() - st.mtimeMs > 86_400_000;
       if (dead) rmSync(full, { recursive: true, force: true });
     } catch {
       // removed meanwhile
     }
-  }
-}
-
-function pidRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -207,25 +207,7 @@ export class RolloutSession {
       this.modelMs += latencyMs;
       const message = e instanceof Error ? e.message : String(e);
       if (this.abort.signal.aborted) return errorReply(503, 'rollout ended', 'rollout_closed');
-      if (isContextOverflow(e)) {
-        // The harness's request, not the backend, is at fault (vLLM answers 400 too): the harness
-        // hears it and may shorten its prompt; the rollout is scored, not an infrastructure failure.
-        this.modelCalls.push({
-          index,
-          policyVersion: this.policyVersion,
-          messages,
-          params: { ...params },
-          completion: '',
-          finishReason: 'error',
-          usage: { promptTokens: 0, completionTokens: 0 },
-          latencyMs,
-          t: sentAt,
-        });
-        this.events.push({ t: this.now(), type: 'error', name: 'context_length', message });
-        return errorReply(400, `the prompt does not fit the model's context: ${message}`, 'invalid_request_error', 'context_length_exceeded');
-      }
-      this.backendError ??= message;
-      this.infraFailure ??= { source: 'backend', message };
+      const overflow = isContextOverflow(e);
       this.modelCalls.push({
         index,
         policyVersion: this.policyVersion,
@@ -237,7 +219,12 @@ export class RolloutSession {
         latencyMs,
         t: sentAt,
       });
-      this.events.push({ t: this.now(), type: 'error', name: 'backend', message });
+      this.events.push({ t: this.now(), type: 'error', name: overflow ? 'context_length' : 'backend', message });
+      // The harness's request, not the backend, is at fault (vLLM answers 400 too): the harness
+      // hears it and may shorten its prompt; the rollout is scored, not an infrastructure failure.
+      if (overflow) return errorReply(400, `the prompt does not fit the model's context: ${message}`, 'invalid_request_error', 'context_length_exceeded');
+      this.backendError ??= message;
+      this.infraFailure ??= { source: 'backend', message };
       return errorReply(502, `policy backend failed: ${message}`, 'backend_error');
     }
   }

@@ -9,6 +9,7 @@
  * with their parents and hypotheses. The phase (not the proposer) validates, archives and evaluates
  * them; a proposer never writes into the archive or the run store, and never sees the test split.
  */
+import type { Annotation } from '../archive/annotationStore.js';
 import type { TaskResult } from '../archive/resultStore.js';
 
 /** One evaluation of a candidate under one policy version (a row of the run store). */
@@ -38,21 +39,6 @@ export interface CandidateRecord {
   invalidReasons: string[];
   /** Every evaluation of it known to the run store, under any policy version. */
   scores: CandidateScore[];
-}
-
-/** A person's comment on a trajectory (or a task, or a candidate), shown to the proposer. */
-export interface Annotation {
-  text: string;
-  harnessHash?: string;
-  taskId?: string;
-  trajectoryId?: string;
-  keyHash?: string;
-  /** 0-based turn (model call) the note is about; absent: the whole trajectory. */
-  turn?: number;
-  author?: string;
-  createdAt?: string;
-  /** Stable id in the run store (archive/annotationStore.ts). */
-  id?: string;
 }
 
 export type SearchMode = 'full' | 'fst';

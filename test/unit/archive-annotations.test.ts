@@ -19,7 +19,8 @@ import type { JournalEntry } from '../../src/archive/journal.js';
 import { loadDashboard } from '../../src/report/dashboardData.js';
 import { renderTranscript } from '../../src/report/transcript.js';
 import { KnobProposer } from '../../src/search/knobProposer.js';
-import type { Annotation, Proposer } from '../../src/search/proposer.js';
+import type { Annotation } from '../../src/archive/annotationStore.js';
+import type { Proposer } from '../../src/search/proposer.js';
 import { smallProject } from '../support/smallProject.js';
 
 test('store: add, read back, delete; a torn line and hand-edited garbage hide nothing; bad input says what', () => {

@@ -6,12 +6,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ResultStore } from '../../src/archive/resultStore.js';
-import { SandboxLimitsSchema, SamplingSchema } from '../../src/core/config.js';
 import { getDomain } from '../../src/domains/index.js';
 import { evaluate } from '../../src/engine/evaluate.js';
 import { HarnessRuntime } from '../../src/harness/runtime.js';
 import { createBackend } from '../../src/policy/index.js';
 import type { PolicyBackend } from '../../src/policy/types.js';
+import { defaultRuntime, h0EvalOptions } from '../support/evalRig.js';
 import { main } from '../../src/cli/main.js';
 
 const root = mkdtempSync(join(tmpdir(), 'whale-trust-'));
@@ -20,14 +20,7 @@ let backend: PolicyBackend;
 let runtime: HarnessRuntime;
 before(async () => {
   backend = await createBackend({ kind: 'embedded', model: 'base', maxBatch: 64 }, { storeDir: root });
-  runtime = new HarnessRuntime({
-    domain,
-    backend,
-    limits: SandboxLimitsSchema.parse({}),
-    sampling: SamplingSchema.parse({}),
-    concurrency: 4,
-    cacheDir: join(root, 'cache'),
-  });
+  runtime = defaultRuntime(domain, backend, join(root, 'cache'), 4);
 });
 after(async () => {
   await runtime.close();
@@ -35,21 +28,7 @@ after(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-const run = (store: string) =>
-  evaluate({
-    store: new ResultStore(store),
-    runner: runtime,
-    domain,
-    harnessDir: domain.h0Dir,
-    policyVersion: backend.currentVersion(),
-    split: 'val',
-    k: 1,
-    seed: 5,
-    sampling: SamplingSchema.parse({}),
-    limits: SandboxLimitsSchema.parse({}),
-    concurrency: 4,
-    limit: 4,
-  });
+const run = (store: string) => evaluate(h0EvalOptions(store, runtime, domain, backend, { k: 1, seed: 5, concurrency: 4, limit: 4 }));
 
 test('an edited summary.json is not served: the result is recomputed from the stored rollouts (no new rollouts)', async () => {
   const store = join(root, 'edited');

@@ -6,12 +6,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, appendFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ResultStore } from '../../src/archive/resultStore.js';
-import { SandboxLimitsSchema, SamplingSchema } from '../../src/core/config.js';
 import { getDomain } from '../../src/domains/index.js';
 import { evaluate, type EvaluateOptions } from '../../src/engine/evaluate.js';
 import { HarnessRuntime, type PreparedHarness } from '../../src/harness/runtime.js';
 import { createBackend } from '../../src/policy/index.js';
 import type { PolicyBackend } from '../../src/policy/types.js';
+import { defaultRuntime, h0EvalOptions } from '../support/evalRig.js';
 
 const store = mkdtempSync(join(tmpdir(), 'whale-eval-'));
 const domain = getDomain('kbqa');
@@ -20,14 +20,7 @@ let runtime: HarnessRuntime;
 
 before(async () => {
   backend = await createBackend({ kind: 'embedded', model: 'base', maxBatch: 64 }, { storeDir: store });
-  runtime = new HarnessRuntime({
-    domain,
-    backend,
-    limits: SandboxLimitsSchema.parse({}),
-    sampling: SamplingSchema.parse({}),
-    concurrency: 8,
-    cacheDir: join(store, 'cache'),
-  });
+  runtime = defaultRuntime(domain, backend, join(store, 'cache'), 8);
 });
 after(async () => {
   await runtime.close();
@@ -36,21 +29,7 @@ after(async () => {
 });
 
 function opts(over: Partial<EvaluateOptions<PreparedHarness>> = {}): EvaluateOptions<PreparedHarness> {
-  return {
-    store: new ResultStore(store),
-    runner: runtime,
-    domain,
-    harnessDir: domain.h0Dir,
-    policyVersion: backend.currentVersion(),
-    split: 'val',
-    k: 2,
-    seed: 7,
-    sampling: SamplingSchema.parse({}),
-    limits: SandboxLimitsSchema.parse({}),
-    concurrency: 8,
-    limit: 6,
-    ...over,
-  };
+  return h0EvalOptions(store, runtime, domain, backend, { k: 2, seed: 7, concurrency: 8, limit: 6, ...over });
 }
 
 test('mean@k with its standard error, per-task results and trajectories with token ids', async () => {

@@ -9,16 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ResultStore } from '../../src/archive/resultStore.js';
-import { SandboxLimitsSchema, SamplingSchema } from '../../src/core/config.js';
 import { InfraError } from '../../src/core/errors.js';
 import type { Trajectory } from '../../src/core/trajectory.js';
 import { getDomain } from '../../src/domains/index.js';
 import type { Domain, Task } from '../../src/domains/types.js';
 import { evaluate, type EvaluateOptions } from '../../src/engine/evaluate.js';
 import { stepExamples } from '../../src/engine/weightPhase.js';
-import { HarnessRuntime, type PreparedHarness } from '../../src/harness/runtime.js';
+import type { PreparedHarness } from '../../src/harness/runtime.js';
 import { createBackend } from '../../src/policy/index.js';
 import type { PolicyBackend } from '../../src/policy/types.js';
+import { defaultRuntime, h0EvalOptions } from '../support/evalRig.js';
 import { startServe, tinyProject, whaleAsync, whale } from './serve-helpers.js';
 
 const root = mkdtempSync(join(tmpdir(), 'whale-infra-'));
@@ -50,31 +50,9 @@ function withFlakyTool(down: (task: Task) => boolean): Domain {
 }
 
 async function evalWith(domain: Domain, storeDir: string, over: Partial<EvaluateOptions<PreparedHarness>> = {}) {
-  const runtime = new HarnessRuntime({
-    domain,
-    backend,
-    limits: SandboxLimitsSchema.parse({}),
-    sampling: SamplingSchema.parse({}),
-    concurrency: 4,
-    cacheDir: join(root, 'cache'),
-  });
+  const runtime = defaultRuntime(domain, backend, join(root, 'cache'), 4);
   try {
-    return await evaluate({
-      store: new ResultStore(storeDir),
-      runner: runtime,
-      domain,
-      harnessDir: domain.h0Dir,
-      policyVersion: backend.currentVersion(),
-      split: 'val',
-      k: 1,
-      seed: 3,
-      sampling: SamplingSchema.parse({}),
-      limits: SandboxLimitsSchema.parse({}),
-      concurrency: 4,
-      limit: 4,
-      infraBackoffMs: 10,
-      ...over,
-    });
+    return await evaluate(h0EvalOptions(storeDir, runtime, domain, backend, { k: 1, seed: 3, concurrency: 4, limit: 4, infraBackoffMs: 10, ...over }));
   } finally {
     await runtime.close();
   }

@@ -7,12 +7,12 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ResultStore } from '../../src/archive/resultStore.js';
-import { SandboxLimitsSchema, SamplingSchema } from '../../src/core/config.js';
 import { getDomain } from '../../src/domains/index.js';
-import { evaluate, type EvaluateOptions } from '../../src/engine/evaluate.js';
-import { HarnessRuntime, type PreparedHarness } from '../../src/harness/runtime.js';
+import { evaluate } from '../../src/engine/evaluate.js';
+import type { HarnessRuntime } from '../../src/harness/runtime.js';
 import { createBackend } from '../../src/policy/index.js';
 import type { PolicyBackend } from '../../src/policy/types.js';
+import { defaultRuntime, h0EvalOptions } from '../support/evalRig.js';
 
 const root = mkdtempSync(join(tmpdir(), 'whale-large-'));
 const domain = getDomain('kbqa');
@@ -20,14 +20,7 @@ let backend: PolicyBackend;
 let runtime: HarnessRuntime;
 before(async () => {
   backend = await createBackend({ kind: 'embedded', model: 'base', maxBatch: 64 }, { storeDir: root });
-  runtime = new HarnessRuntime({
-    domain,
-    backend,
-    limits: SandboxLimitsSchema.parse({}),
-    sampling: SamplingSchema.parse({}),
-    concurrency: 4,
-    cacheDir: join(root, 'cache'),
-  });
+  runtime = defaultRuntime(domain, backend, join(root, 'cache'), 4);
 });
 after(async () => {
   await runtime.close();
@@ -35,21 +28,7 @@ after(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-const opts = (store: string): EvaluateOptions<PreparedHarness> => ({
-  store: new ResultStore(store),
-  runner: runtime,
-  domain,
-  harnessDir: domain.h0Dir,
-  policyVersion: backend.currentVersion(),
-  split: 'val',
-  k: 2,
-  seed: 9,
-  sampling: SamplingSchema.parse({}),
-  limits: SandboxLimitsSchema.parse({}),
-  concurrency: 4,
-  limit: 2,
-  runId: 'run-big',
-});
+const opts = (store: string) => h0EvalOptions(store, runtime, domain, backend, { k: 2, seed: 9, concurrency: 4, limit: 2, runId: 'run-big' });
 
 test('an evaluation resumes, and is then a cache hit, from a trajectory file larger than 512 MB', { timeout: 300_000 }, async () => {
   const store = join(root, 'store');

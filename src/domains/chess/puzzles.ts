@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { InputError } from '../../core/errors.js';
 import { hashSeed } from '../../core/rng.js';
+import { SplitSizes } from '../common.js';
 import { readTableFile, rowLocation, type Table } from '../data/tableFile.js';
 import { SPLITS, type Json, type Split, type Task } from '../types.js';
 import { notationOf, position, sideToMove } from './moves.js';
@@ -51,16 +52,7 @@ export const ChessOptions = z
       .strict()
       .optional(),
     /** At most this many tasks per split (the first ones in file order). */
-    sizes: z
-      .object({
-        weight: z.number().int().positive(),
-        harness: z.number().int().positive(),
-        val: z.number().int().positive(),
-        test: z.number().int().positive(),
-      })
-      .partial()
-      .strict()
-      .optional(),
+    sizes: SplitSizes.optional(),
     /** Read at most this many rows of each file. */
     maxRows: z.number().int().positive().optional(),
     /** The domain's limits (turns, tokens per call, assistant token budget). */

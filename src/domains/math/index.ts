@@ -7,7 +7,7 @@
 import * as path from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../../core/errors.js';
-import { type DomainContext, answerFromModelRule, harnessDir, resourcesDir } from '../common.js';
+import { type DomainContext, SplitSizes, answerFromModelRule, harnessDir, resourcesDir } from '../common.js';
 import { materialise } from '../definition.js';
 import { defineDomain, type RolloutView, type TaskInput } from '../sdk.js';
 import type { Diagnostics, Domain, RolloutRecord, Split, Task } from '../types.js';
@@ -38,16 +38,7 @@ export const MathOptions = z
     /** Skip repeats of a problem (DAPO-Math-17k ships each ~100 times, DAPO's AIME-2024 32 times); a problem is kept in the first split that has it. */
     dedupe: z.boolean().default(true),
     /** A prefix of each split. */
-    sizes: z
-      .object({
-        weight: z.number().int().positive(),
-        harness: z.number().int().positive(),
-        val: z.number().int().positive(),
-        test: z.number().int().positive(),
-      })
-      .partial()
-      .strict()
-      .optional(),
+    sizes: SplitSizes.optional(),
     /** SandboxFusion-compatible service (`whale sandbox serve` listens on http://127.0.0.1:8080 by default). */
     sandboxUrl: z.string().url().default('http://127.0.0.1:8080'),
     /** run_timeout (s) and memory_limit_MB of each code run. */

@@ -7,10 +7,11 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { SandboxLimits } from '../../core/config.js';
+import { readRequestBody } from '../../core/requestBody.js';
 import { processStart, treeUsage } from '../../harness/procWatch.js';
 import { chooseFilesystem, planCommandWorker, sandboxCapabilities, type FilesystemIsolation, type NetworkIsolation } from '../../harness/sandbox.js';
 import { classifyFailure } from '../../harness/workerProcess.js';
@@ -182,22 +183,6 @@ function osSignal(s: NodeJS.Signals): number | undefined {
 
 const MAX_BODY = 16 * 1024 * 1024;
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let n = 0;
-    req.on('data', (c: Buffer) => {
-      n += c.length;
-      if (n > MAX_BODY) {
-        reject(new Error(`request body over ${MAX_BODY} bytes`));
-        req.destroy();
-      } else chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
@@ -249,7 +234,7 @@ export async function startCodeSandbox(o: CodeSandboxOptions & { host?: string; 
       if (req.method !== 'POST') return send(res, 405, { detail: 'use POST /run_code' });
       let raw: unknown;
       try {
-        raw = JSON.parse(await readBody(req));
+        raw = JSON.parse(await readRequestBody(req, MAX_BODY));
       } catch (e) {
         return send(res, 400, { detail: `body is not JSON: ${(e as Error).message}` });
       }

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../../core/errors.js';
 import { resourcesDir } from '../../core/resources.js';
-import { type DomainContext, answerFromModelRule, harnessDir, lazySplits } from '../common.js';
+import { type DomainContext, SplitSizes, answerFromModelRule, harnessDir, lazySplits } from '../common.js';
 import type { Domain, Split } from '../types.js';
 import { loadSplits, searchqaPrivate } from './data.js';
 import { startRetriever, type RunningRetriever } from './retriever/server.js';
@@ -39,7 +39,7 @@ export const SearchqaOptions = z
     harnessSize: count.default(256),
     valSize: count.default(256),
     /** Caps per split (a prefix of the seeded order). */
-    sizes: z.object({ weight: count, harness: count, val: count, test: count }).partial().strict().optional(),
+    sizes: SplitSizes.optional(),
     /** Changes which tasks land in which split (the order within each split too). */
     seed: z.string().default('v1'),
     retriever: z

@@ -2,6 +2,7 @@
 // the engine's own fold (foldRun, ledgerOf), so the view and `whale status` never disagree.
 import { existsSync, readdirSync } from 'node:fs';
 import { RunStore } from '../../archive/runStore.js';
+import { processAlive } from '../../core/processAlive.js';
 import type { JournalEntry } from '../../archive/journal.js';
 import { foldRun, ledgerOf, type Ledger, type RunState } from '../../archive/runState.js';
 import { JournalTail } from './journalTail.js';
@@ -121,15 +122,6 @@ export interface RunModelOptions {
   isAlive?: (pid: number) => boolean;
   /** The run's config snapshot (for the planned rounds of a fixed schedule). */
   config?: { method?: string; schedule?: { iterations?: number } };
-}
-
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : 0);

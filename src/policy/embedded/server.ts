@@ -24,6 +24,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import type { ChatRequest, ChatResult } from '../types.js';
+import { BodyTooLargeError, readRequestBody } from '../../core/requestBody.js';
 import { ContextLengthError } from './sampler.js';
 import type { WordTokenizer } from './tokenizer.js';
 import type { GenerateRequest, GenerateResult } from './sampler.js';
@@ -60,6 +61,21 @@ const Content = z.union([
   z.null().transform(() => ''),
 ]);
 
+/** The sampling fields /v1/chat/completions and /v1/completions share (logprobs differ: a flag there, a count here). */
+const SAMPLING_FIELDS = {
+  temperature: z.number().min(0).optional(),
+  top_p: z.number().gt(0).max(1).optional(),
+  max_tokens: z.number().int().positive().optional(),
+  stop: z
+    .union([z.string(), z.array(z.string())])
+    .nullable()
+    .optional(),
+  seed: z.number().int().optional(),
+  n: z.number().int().optional(),
+  stream: z.boolean().optional(),
+  return_token_ids: z.boolean().optional(),
+};
+
 const ChatBody = z.object({
   model: z.string().default('current'),
   messages: z
@@ -71,20 +87,10 @@ const ChatBody = z.object({
       }),
     )
     .min(1),
-  temperature: z.number().min(0).optional(),
-  top_p: z.number().gt(0).max(1).optional(),
-  max_tokens: z.number().int().positive().optional(),
+  ...SAMPLING_FIELDS,
   max_completion_tokens: z.number().int().positive().optional(),
-  stop: z
-    .union([z.string(), z.array(z.string())])
-    .nullable()
-    .optional(),
-  seed: z.number().int().optional(),
-  n: z.number().int().optional(),
-  stream: z.boolean().optional(),
   logprobs: z.boolean().optional(),
   top_logprobs: z.number().int().optional(),
-  return_token_ids: z.boolean().optional(),
   // Parsed only to be refused: a field zod would drop would be silently ignored.
   tools: z.array(z.unknown()).nullable().optional(),
   tool_choice: z.unknown().optional(),
@@ -296,19 +302,9 @@ async function chatCompletions(backend: ServableBackend, req: IncomingMessage, r
 const CompletionBody = z.object({
   model: z.string().default('current'),
   prompt: z.union([z.string(), z.array(z.number().int().nonnegative()).min(1)]),
-  temperature: z.number().min(0).optional(),
-  top_p: z.number().gt(0).max(1).optional(),
-  max_tokens: z.number().int().positive().optional(),
-  stop: z
-    .union([z.string(), z.array(z.string())])
-    .nullable()
-    .optional(),
-  seed: z.number().int().optional(),
-  n: z.number().int().optional(),
-  stream: z.boolean().optional(),
+  ...SAMPLING_FIELDS,
   echo: z.boolean().optional(),
   logprobs: z.number().int().nonnegative().nullable().optional(),
-  return_token_ids: z.boolean().optional(),
 });
 
 /** The legacy completions route: a raw prompt (text through the model's tokenizer, or token ids), no chat template. */
@@ -387,26 +383,11 @@ async function handleTinker(tinker: EmbeddedTinkerService, req: IncomingMessage,
   }
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let n = 0;
-    req.on('data', (c: Buffer) => {
-      n += c.length;
-      if (n > MAX_BODY_BYTES) {
-        reject(new HttpError(413, `request body over ${MAX_BODY_BYTES} bytes`));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
+const readBody = (req: IncomingMessage) => readRequestBody(req, MAX_BODY_BYTES);
 
 function toHttpError(e: unknown): HttpError {
   if (e instanceof HttpError) return e;
+  if (e instanceof BodyTooLargeError) return new HttpError(413, e.message);
   const err = e as { name?: string; code?: string; message?: string };
   if (err?.code === 'context_length_exceeded')
     return new HttpError(400, err.message ?? 'context length exceeded', 'invalid_request_error', 'context_length_exceeded', 'messages');

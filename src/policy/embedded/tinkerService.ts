@@ -38,7 +38,7 @@ import {
   samplerPath,
   type Datum,
 } from '../tinker/protocol.js';
-import type { EmbeddedBackend } from './backend.js';
+import type { GenerateRequest, GenerateResult } from './sampler.js';
 import { VersionStore } from './store.js';
 import type { TransformerModel } from './model.js';
 import { tf, type Tensor } from './tf.js';
@@ -48,6 +48,21 @@ import { Trainer, computeGradients, type WeightedSequence } from './trainer.js';
 export interface TinkerReply {
   status: number;
   body: unknown;
+}
+
+/**
+ * What the Tinker routes need of the embedded backend (EmbeddedBackend has it). Declared here, as
+ * server.ts declares ServableBackend, so the service does not import the backend that starts it.
+ */
+interface TrainableBackend {
+  readonly store: VersionStore;
+  currentVersion(): string;
+  hasVersion(version: string): boolean;
+  /** A private copy of a version's weights. */
+  cloneVersion(version?: string): { model: TransformerModel; tokenizer: WordTokenizer; version: string };
+  /** Stores trained weights as a new version (not made current). */
+  saveVersion(model: TransformerModel, tokenizer: WordTokenizer, meta: { parent: string | null; note?: string }): string;
+  generateIds(version: string, req: GenerateRequest): Promise<GenerateResult>;
 }
 
 interface TrainingModel {
@@ -84,7 +99,7 @@ export class EmbeddedTinkerService {
   private nextRequest = 1;
 
   constructor(
-    private readonly backend: EmbeddedBackend,
+    private readonly backend: TrainableBackend,
     private readonly opts: {
       clipNorm?: number | null;
       retrieveWaitMs?: number;

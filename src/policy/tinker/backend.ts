@@ -27,10 +27,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Capabilities, ChatMessage, ChatRequest, ChatResult, PolicyBackend, RsftLoss, TrainExample, TrainHyper, TrainResult } from '../types.js';
 import { DEFAULT_ADAM, minibatchPlan, rsftTokenWeights } from '../embedded/trainer.js';
 import { BackendHttpError, type HttpOptions } from '../remote/http.js';
-import { loadChatTokenizer, type ChatTokenizer } from './chatTokenizer.js';
+import { loadChatTokenizer } from './chatTokenizer.js';
+import type { ChatTokenizer } from './chatTokenizerType.js';
 import { TinkerClient } from './client.js';
 import { parseSamplerPath, type Datum } from './protocol.js';
-import { processAlive, TinkerRecord } from './record.js';
+import { processAlive } from '../../core/processAlive.js';
+import { TinkerRecord } from './record.js';
 
 export interface TinkerBackendOptions extends Omit<HttpOptions, 'baseUrl'> {
   baseUrl: string;

@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { ChatTokenizer } from './chatTokenizer.js';
+import type { ChatTokenizer } from './chatTokenizerType.js';
 
 export async function loadHfChatTokenizer(file: string): Promise<ChatTokenizer> {
   const configFile = join(dirname(file), 'tokenizer_config.json');

@@ -94,13 +94,3 @@ export class TinkerRecord {
     return join(this.dir, 'models', `${owner.replace(/[^A-Za-z0-9_.-]/g, '_')}.json`);
   }
 }
-
-/** Whether a process with this pid is running (on this machine). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

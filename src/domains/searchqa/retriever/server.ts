@@ -6,12 +6,13 @@
  * The corpus is wiki-18's layout: one JSON object a line, `{"id", "contents": "\"Title\"\ntext"}`.
  */
 import { createReadStream } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip } from 'node:zlib';
 import { InputError } from '../../../core/errors.js';
+import { readRequestBody } from '../../../core/requestBody.js';
 
 export interface Passage {
   id: string;
@@ -122,22 +123,12 @@ export async function buildIndex(passages: Passage[]): Promise<RetrieverIndex> {
 
 /** The most documents one query may ask for (Search-R1's server has no cap; a bound keeps replies small). */
 export const MAX_TOPK = 100;
+const MAX_BODY_BYTES = 1 << 20;
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
-}
-
-async function readBody(req: IncomingMessage, limit = 1 << 20): Promise<string> {
-  let size = 0;
-  const chunks: Buffer[] = [];
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > limit) throw new Error('request body too large');
-    chunks.push(c as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Validates a /retrieve body as FastAPI would (422 with a `detail` naming the field). */
@@ -174,7 +165,7 @@ export async function serveRetriever(index: RetrieverIndex, opts: { host?: strin
       if (req.method !== 'POST') return send(res, 405, { detail: 'Method Not Allowed' });
       let text: string;
       try {
-        text = await readBody(req);
+        text = await readRequestBody(req, MAX_BODY_BYTES);
       } catch (e) {
         return send(res, 413, { detail: (e as Error).message });
       }
