@@ -259,7 +259,6 @@ export function summarizeRun(run: RunInput): RunSummary {
   };
 }
 
-
 /**
  * The schedule a run actually ran, in the paper's units: E (epochs of the weight split) per weight
  * phase and I (iterations, the seed's evaluation counted) per harness phase, with the planned value

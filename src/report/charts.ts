@@ -107,7 +107,7 @@ export interface ReachBar {
 
 /**
  * Rollouts to reach weight-only's peak, one horizontal bar per method; a method that never reached
- * it gets a hatched-grey bar to the rollouts it spent, labelled "not reached".
+ * it gets a grey bar to the rollouts it spent, labelled "not reached".
  */
 export function reachChartSpec(domain: string, bars: readonly ReachBar[], opts: { peak: number; k?: number }): TopLevelSpec {
   const values = bars.map((b) => ({
@@ -155,7 +155,10 @@ export function reachChartSpec(domain: string, bars: readonly ReachBar[], opts: 
 export function gridChartSpec(grid: ScheduleGrid, metric: 'test' | 'bestValidation'): TopLevelSpec {
   const k = grid.k !== undefined ? `mean@${grid.k}` : 'mean@k';
   const what = metric === 'test' ? `sealed test ${k}` : `best validation ${k}`;
-  const means = grid.cells.map((c) => c[metric]).filter((s) => s.n > 0).map((s) => s.mean);
+  const means = grid.cells
+    .map((c) => c[metric])
+    .filter((s) => s.n > 0)
+    .map((s) => s.mean);
   const lo = Math.min(...means);
   const hi = Math.max(...means);
   const values = grid.cells.map((c) => {
@@ -172,7 +175,8 @@ export function gridChartSpec(grid: ScheduleGrid, metric: 'test' | 'bestValidati
       ink: light ? 'black' : 'white',
     };
   });
-  const x = { field: 'I', type: 'ordinal' as const, title: 'I (iterations per harness phase)', sort: grid.iterations.map(String) };
+  const ink = { condition: { test: "datum.ink === 'black'", value: 'black' }, value: 'white' };
+  const x = { field: 'I', type: 'ordinal' as const, title: 'I (iterations per harness phase)', sort: grid.iterations.map(String), axis: { labelAngle: 0 } };
   const y = { field: 'E', type: 'ordinal' as const, title: 'E (epochs per weight phase)', sort: grid.epochs.map(String) };
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
@@ -194,11 +198,11 @@ export function gridChartSpec(grid: ScheduleGrid, metric: 'test' | 'bestValidati
       },
       {
         mark: { type: 'text', fontSize: 12, dy: -6 },
-        encoding: { x, y, text: { field: 'label' }, color: { field: 'ink', type: 'nominal', scale: null } },
+        encoding: { x, y, text: { field: 'label' }, color: ink },
       },
       {
         mark: { type: 'text', fontSize: 9, dy: 9 },
-        encoding: { x, y, text: { field: 'n' }, color: { field: 'ink', type: 'nominal', scale: null } },
+        encoding: { x, y, text: { field: 'n' }, color: ink },
       },
     ],
     config: baseConfig,

@@ -263,7 +263,12 @@ export function buildReport(
       for (const metric of ['test', 'bestValidation'] as const) {
         const name = `grid-${safeName(`${g.domain}-${g.budgetMode}-${g.method}`)}-${metric === 'test' ? 'test' : 'validation'}`;
         charts.push({ name, alt: `${label}: (E, I) grid, ${metric === 'test' ? 'sealed test' : 'best validation'}`, spec: gridChartSpec(g, metric) });
-        blocks.push({ kind: 'image', png: `${name}.png`, svg: `${name}.svg`, alt: `${label}: (E, I) grid, ${metric === 'test' ? 'sealed test' : 'best validation'}` });
+        blocks.push({
+          kind: 'image',
+          png: `${name}.png`,
+          svg: `${name}.svg`,
+          alt: `${label}: (E, I) grid, ${metric === 'test' ? 'sealed test' : 'best validation'}`,
+        });
       }
     }
   }
