@@ -233,6 +233,22 @@ async function runAll() {
   let done = 0;
   let failed = 0;
   const inFlight = new Map();
+  // Ctrl-C / SIGTERM: no new run starts and each running one stops at its next safe point (whale run's
+  // own SIGINT handling: a terminal's Ctrl-C reaches the whole process group, SIGTERM is passed on as
+  // SIGINT); a second signal kills them. Either way the next invocation resumes them.
+  const children = new Set();
+  let stopping = false;
+  const onSignal = (signal) => {
+    if (stopping) {
+      for (const c of children) c.kill('SIGKILL');
+      process.exit(130);
+    }
+    stopping = true;
+    console.error(`compare.mjs: ${signal}: ${children.size} run(s) stop at their next safe point (${signal} again to kill them); run the script again to resume`);
+    if (signal === 'SIGTERM') for (const c of children) c.kill('SIGINT');
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   const heartbeat = setInterval(() => {
     for (const [key, f] of inFlight) console.error(`  … ${key}: ${fmtMin(Date.now() - f.t0)} so far${f.last ? `: ${f.last}` : ''}`);
   }, 300_000);
@@ -247,6 +263,8 @@ async function runAll() {
     inFlight.set(keyOf(j), flight);
     const { code, runId } = await new Promise((resolve) => {
       const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      children.add(child);
+      child.on('exit', () => children.delete(child));
       let runId = resume;
       let tail = '';
       const onData = (d) => {
@@ -271,10 +289,10 @@ async function runAll() {
   }
 
   async function worker() {
-    while (next < todo.length) {
+    while (next < todo.length && !stopping) {
       const j = todo[next++];
       let r = await once(j, j.resume);
-      for (let attempt = 0; r.code !== 0 && r.runId && attempt < retries; attempt++) {
+      for (let attempt = 0; r.code !== 0 && r.runId && attempt < retries && !stopping; attempt++) {
         console.error(`compare.mjs: ${keyOf(j)} exited ${r.code}; resuming ${r.runId} (log ${r.log})`);
         r = await once(j, r.runId);
       }
@@ -292,6 +310,10 @@ async function runAll() {
   }
   await Promise.all(Array.from({ length: Math.min(jobCount, Math.max(1, todo.length)) }, worker));
   clearInterval(heartbeat);
+  if (stopping) {
+    console.error(`compare.mjs: stopped after ${done} run(s); run the same command again to resume`);
+    process.exit(130);
+  }
   console.error(`compare.mjs: ${done} run(s) in ${fmtMin(Date.now() - t0)}${failed ? `, ${failed} failed (resumable)` : ''}`);
   return failed;
 }
@@ -339,7 +361,7 @@ function summarize() {
   const summary = {
     generated: new Date().toISOString(),
     regenerate: `node scripts/compare.mjs${values.grid ? ' --grid' : ''} --dir ${values.dir} --summary-only`,
-    store: relative(root, store),
+    store: store.startsWith(root) ? relative(root, store) : store,
     commits,
     commands,
     rows: report.rows.map((r) => ({

@@ -7,79 +7,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cyclesRun, methodTable, scheduleGrids, summarizeRun, type RunInput, type ScheduleCell } from '../../src/report/aggregate.js';
+import { cyclesRun, methodTable, scheduleGrids, summarizeRun, type RunInput } from '../../src/report/aggregate.js';
 import { gridChartSpec, reachChartSpec } from '../../src/report/charts.js';
 import { toMarkdown } from '../../src/report/document.js';
 import { buildReport, writeReport } from '../../src/report/report.js';
-import { JournalBuilder, writeRuns } from './report-fixtures.js';
+import { H, run, W, writeRuns } from './report-fixtures.js';
 
 const close = (a: number, b: number, eps = 1e-9) => assert.ok(Math.abs(a - b) < eps, `${a} ≉ ${b}`);
-
-interface Phase {
-  kind: 'weight' | 'harness';
-  /** Training (weight) or search (harness) rollouts the phase spends. */
-  spend: number;
-  /** Validation mean@k after the phase. */
-  val: number;
-  completed?: boolean;
-}
-
-/** A run with the given phases (a proposal by `proposer` in every harness phase), its config snapshot naming (E, I). */
-function run(
-  id: string,
-  o: {
-    method: string;
-    domain?: string;
-    seed: number;
-    cell?: ScheduleCell;
-    start?: number;
-    phases: Phase[];
-    test?: number;
-    end?: 'completed' | 'none';
-    proposer?: string;
-  },
-): RunInput {
-  const j = new JournalBuilder();
-  j.add('session_started', {}).add('run_started', {
-    runId: id,
-    method: o.method,
-    seed: o.seed,
-    domain: o.domain ?? 'd',
-    h0: 'h0',
-    harness: 'h0',
-    version: 'base',
-  });
-  j.add('validation', { phase: -1, mean: o.start ?? 0.1, se: 0.01, k: 4, newRollouts: 10 });
-  o.phases.forEach((p, i) => {
-    j.add('phase_started', { phase: i, kind: p.kind, cycle: Math.floor(i / 2) });
-    if (p.kind === 'weight') j.add('weight_step', { phase: i, step: 0, globalStep: i, meanReward: 0.5, rollouts: p.spend, newRollouts: p.spend });
-    else {
-      j.add('candidate_scored', { phase: i, round: 0, treeHash: 'h0', mean: 0.1, newRollouts: p.spend / 2 });
-      j.add('proposal', { phase: i, round: 1, candidates: [], report: '', dollars: 0, proposer: o.proposer ?? 'knob' });
-      j.add('candidate_scored', { phase: i, round: 1, treeHash: `c${i}`, mean: 0.2, newRollouts: p.spend / 2 });
-      j.add('round_done', { phase: i, round: 1 });
-      j.add('acceptance', { phase: i, rule: 'archive-best', archiveBest: `c${i}`, chosen: `c${i}`, incumbent: 'h0' });
-    }
-    if (p.completed !== false) j.add('phase_completed', { phase: i, kind: p.kind, version: `v${i}`, harness: 'h0' });
-    j.add('validation', { phase: i, mean: p.val, se: 0.01, k: 4, newRollouts: 10 });
-  });
-  if ((o.end ?? 'completed') === 'completed') {
-    if (o.test !== undefined) j.add('test_evaluation', { mean: o.test, se: 0.01, k: 4, newRollouts: 20 });
-    j.add('run_completed', { reason: 'schedule complete' });
-  }
-  const config = {
-    method: o.method,
-    seed: o.seed,
-    domain: { id: o.domain ?? 'd' },
-    budget: { mode: 'equal-total' },
-    search: { proposer: o.proposer ?? 'knob' },
-    ...(o.cell ? { schedule: { epochs: o.cell.epochs, iterations: o.cell.iterations, cycles: 2 } } : {}),
-  };
-  return { id, entries: j.entries, config };
-}
-
-const W = (spend: number, val: number, completed?: boolean): Phase => ({ kind: 'weight', spend, val, completed });
-const H = (spend: number, val: number, completed?: boolean): Phase => ({ kind: 'harness', spend, val, completed });
 
 /**
  * Domain d: whale over three (E, I) cells and weight-only (its mean curve ends at 0.40 after 200
