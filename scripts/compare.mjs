@@ -244,7 +244,9 @@ async function runAll() {
       process.exit(130);
     }
     stopping = true;
-    console.error(`compare.mjs: ${signal}: ${children.size} run(s) stop at their next safe point (${signal} again to kill them); run the script again to resume`);
+    console.error(
+      `compare.mjs: ${signal}: ${children.size} run(s) stop at their next safe point (${signal} again to kill them); run the script again to resume`,
+    );
     if (signal === 'SIGTERM') for (const c of children) c.kill('SIGINT');
   };
   process.on('SIGINT', onSignal);
@@ -424,6 +426,16 @@ function summarize() {
         `| ${c.epochs} | ${c.iterations} | ${c.n}${c.unfinished ? ` (${c.unfinished} unfinished)` : ''} | ${pct(spreadOf(c.test))} | ${pct(spreadOf(c.bestValidation))} | ${count(spreadOf(c.rollouts))} | ${count(spreadOf(c.cycles))} |`,
       );
     md.push('');
+    // The issue's question: is adaptive within the spread of the best fixed schedule? Its runs are in
+    // the comparison's store (same domain, budget and sizes), summarized beside this one.
+    const other = join(resolve(root, values.results), 'compare-summary.json');
+    const beside = existsSync(other) ? JSON.parse(readFileSync(other, 'utf8')).rows.filter((r) => r.domain === g.domain && r.budgetMode === g.budgetMode) : [];
+    if (beside.length > 0) {
+      md.push(`From the comparison (\`compare-summary.json\`, the same domain and budget mode), for reference:`, '');
+      md.push('| method | seeds | sealed test | best validation |', '|---|---:|---:|---:|');
+      for (const r of beside) md.push(`| ${r.label} | ${r.seeds} | ${pct(spreadOf(r.test))} | ${pct(spreadOf(r.bestValidation))} |`);
+      md.push('');
+    }
   }
   const walls = runs.filter((r) => r.status === 'completed').map((r) => r.wallMinutes);
   if (walls.length)

@@ -16,7 +16,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const tmp = mkdtempSync(join(tmpdir(), 'whale-compare-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-const compare = (...args: string[]) => spawnSync(process.execPath, [join(root, 'scripts', 'compare.mjs'), ...args], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+const compare = (...args: string[]) =>
+  spawnSync(process.execPath, [join(root, 'scripts', 'compare.mjs'), ...args], { cwd: root, encoding: 'utf8', timeout: 120_000 });
 
 /** A compare store: whale and weight-only on 'ramble', two seeds, one mode; one whale run unfinished. */
 function store(dir: string) {
@@ -32,7 +33,9 @@ function store(dir: string) {
     join(dir, '.whale'),
     runs.map((r) => ({ id: r.id, entries: r.entries, config: r.config })),
   );
-  const provenance = ['r-whale-0', 'r-whale-1', 'r-wo-0'].map((runId) => JSON.stringify({ runId, commit: 'abc123', dirty: false, command: 'node scripts/compare.mjs --seeds 0,1' }));
+  const provenance = ['r-whale-0', 'r-whale-1', 'r-wo-0'].map((runId) =>
+    JSON.stringify({ runId, commit: 'abc123', dirty: false, command: 'node scripts/compare.mjs --seeds 0,1' }),
+  );
   writeFileSync(join(dir, '.whale', 'compare-provenance.jsonl'), provenance.join('\n') + '\n');
 }
 
