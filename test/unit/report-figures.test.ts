@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { cyclesRun, methodTable, scheduleGrids, summarizeRun, type RunInput } from '../../src/report/aggregate.js';
 import { gridChartSpec, reachChartSpec } from '../../src/report/charts.js';
 import { toMarkdown } from '../../src/report/document.js';
+import { dashboardSnapshot } from '../../src/report/dashboardData.js';
 import { buildReport, writeReport } from '../../src/report/report.js';
 import { H, run, W, writeRuns } from './report-fixtures.js';
 
@@ -131,6 +132,11 @@ test('methodTable: a method configured with several (E, I) gets a row per cell, 
     config: { search: { proposer: 'llm', llm: { provider: 'anthropic', model: 'claude-x' } } },
   });
   assert.deepEqual(llm.proposers, ['llm (anthropic claude-x)']);
+  // the editor's dashboard draws a curve per row, named as the row
+  assert.deepEqual(
+    dashboardSnapshot(summaries(), { store: 's' }).methods.map((m) => m.method),
+    ['whale (E 0.25, I 2)', 'whale (E 0.25, I 6)', 'whale (E 0.5, I 2)', 'weight-only', 'whale'],
+  );
 });
 
 test("buildReport: the reach table says 'not reached', the grid table gives mean ± sd per cell, and both figures are asked for", () => {
