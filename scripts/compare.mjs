@@ -116,7 +116,8 @@ const provenanceFile = join(store, 'compare-provenance.jsonl');
 
 // ---- projects: one folder per (domain, mode) or grid cell, all sharing the store ---------------------
 
-function project(domain, mode, cell) {
+/** The project folder and config of (domain, mode) or a grid cell, as this invocation's options make it. */
+function projectConfig(domain, mode, cell) {
   const dir = join(base, cell ? `${domain}-E${cell.epochs}-I${cell.iterations}` : mode === 'equal-total' ? domain : `${domain}-${mode}`);
   const schedule = cell
     ? { epochs: cell.epochs, iterations: cell.iterations, cycles: Math.max(1, Math.floor(budget / cycleCost(cell))) }
@@ -133,6 +134,11 @@ function project(domain, mode, cell) {
     schedule,
     budget: mode === 'equal-total' ? { mode, rollouts: budget } : { mode },
   };
+  return { dir, config };
+}
+
+function project(domain, mode, cell) {
+  const { dir, config } = projectConfig(domain, mode, cell);
   const file = join(dir, 'whale.config.json');
   const text = JSON.stringify(config, null, 2) + '\n';
   // A project whose config differs (other options than last time) is rewritten: a new run reads it;
@@ -165,9 +171,26 @@ function readJsonl(file) {
 const cellKey = (c) => (c ? `E${c.epochs}-I${c.iterations}` : 'main');
 const keyOf = (j) => `${j.mode}/${j.domain}/${j.method}/${j.seed}/${cellKey(j.cell)}`;
 
-/** Runs in the store by key: { id, finished, phases } — the most advanced one when a key has several. */
+/** The first setting where a run's config snapshot differs from what this invocation would run ('' when none). */
+function differs(intended, snapshot, path = '') {
+  for (const [k, v] of Object.entries(intended)) {
+    if (path === '' && (k === 'name' || k === 'harness' || k === 'store')) continue;
+    const at = path ? `${path}.${k}` : k;
+    if (v !== null && typeof v === 'object') {
+      const d = typeof snapshot?.[k] === 'object' ? differs(v, snapshot[k], at) : at;
+      if (d) return d;
+    } else if (snapshot?.[k] !== v) return at;
+  }
+  return '';
+}
+
+/**
+ * Runs in the store by key: { id, finished, progress } — the most advanced one when a key has several —
+ * and the runs made with other settings than this invocation's (`mismatched`: they must not be mixed in).
+ */
 function storeRuns() {
   const out = new Map();
+  out.mismatched = [];
   const runs = join(store, 'runs');
   if (!existsSync(runs)) return out;
   for (const id of readdirSync(runs).sort()) {
@@ -180,7 +203,19 @@ function storeRuns() {
     const entries = readJsonl(join(runs, id, 'journal.jsonl'));
     if (!entries.some((e) => e.type === 'run_started')) continue;
     const cell = values.grid ? { epochs: cfg.schedule?.epochs, iterations: cfg.schedule?.iterations } : undefined;
-    const key = keyOf({ mode: cfg.budget?.mode ?? 'equal-total', domain: cfg.domain?.id, method: cfg.method, seed: String(cfg.seed), cell });
+    const job = { mode: cfg.budget?.mode ?? 'equal-total', domain: cfg.domain?.id, method: cfg.method, seed: String(cfg.seed), cell };
+    const key = keyOf(job);
+    const d = differs(projectConfig(job.domain, job.mode, cell).config, cfg);
+    if (d) {
+      out.mismatched.push({
+        id,
+        key,
+        setting: d,
+        theirs: d.split('.').reduce((o, k) => o?.[k], cfg),
+        ours: d.split('.').reduce((o, k) => o?.[k], projectConfig(job.domain, job.mode, cell).config),
+      });
+      continue;
+    }
     const finished = entries.some((e) => e.type === 'run_completed') && entries.some((e) => e.type === 'test_evaluation');
     const progress = entries.length;
     const prev = out.get(key);
@@ -214,6 +249,16 @@ const fmtMin = (ms) => `${(ms / 60000).toFixed(1)} min`;
 
 async function runAll() {
   const existing = storeRuns();
+  const planned = new Set(plan.map(keyOf));
+  const clash = existing.mismatched.filter((m) => planned.has(m.key));
+  if (clash.length > 0) {
+    // Averaging runs of other budgets, sizes or schedules with these would make the table wrong.
+    for (const m of clash.slice(0, 5))
+      console.error(
+        `compare.mjs: run ${m.id} (${m.key}) in ${store} was made with ${m.setting} = ${JSON.stringify(m.theirs)}, these options give ${JSON.stringify(m.ours)}`,
+      );
+    fail('--dir', `${clash.length} run(s) in the store were made with other settings; use another --dir (or the options they were made with)`);
+  }
   const todo = plan.filter((j) => !existing.get(keyOf(j))?.finished).map((j) => ({ ...j, resume: existing.get(keyOf(j))?.id }));
   const resuming = todo.filter((j) => j.resume).length;
   console.error(

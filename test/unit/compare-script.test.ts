@@ -19,8 +19,14 @@ after(() => rmSync(tmp, { recursive: true, force: true }));
 const compare = (...args: string[]) =>
   spawnSync(process.execPath, [join(root, 'scripts', 'compare.mjs'), ...args], { cwd: root, encoding: 'utf8', timeout: 120_000 });
 
-/** A compare store: whale and weight-only on 'ramble', two seeds, one mode; one whale run unfinished. */
-function store(dir: string) {
+/**
+ * A compare store: whale and weight-only on 'ramble', two seeds, one mode; one weight-only run
+ * unfinished (and an older, less advanced attempt at it). Each run's config snapshot is the project
+ * config the script itself writes (a --dry-run writes the projects), as `whale run` would snapshot it.
+ */
+function store(dir: string, edit: (config: Record<string, unknown>) => void = () => {}) {
+  assert.equal(compare('--dir', dir, '--domains', 'ramble', '--modes', 'equal-total', '--dry-run').status, 0);
+  const base = JSON.parse(readFileSync(join(dir, 'ramble', 'whale.config.json'), 'utf8')) as Record<string, unknown>;
   const cell = { epochs: 0.5, iterations: 3 };
   const runs = [
     run('r-whale-0', { method: 'whale', domain: 'ramble', seed: 0, cell, phases: [W(100, 0.3), H(20, 0.5)], test: 0.45 }),
@@ -31,7 +37,11 @@ function store(dir: string) {
   ];
   writeRuns(
     join(dir, '.whale'),
-    runs.map((r) => ({ id: r.id, entries: r.entries, config: r.config })),
+    runs.map((r) => {
+      const config = { ...structuredClone(base), method: r.config!.method, seed: r.config!.seed };
+      if (r.id === 'r-wo-0') edit(config);
+      return { id: r.id, entries: r.entries, config };
+    }),
   );
   const provenance = ['r-whale-0', 'r-whale-1', 'r-wo-0'].map((runId) =>
     JSON.stringify({ runId, commit: 'abc123', dirty: false, command: 'node scripts/compare.mjs --seeds 0,1' }),
@@ -52,6 +62,33 @@ test('compare.mjs --dry-run: finished runs are skipped, an unfinished one is res
   const grid = compare('--dir', dir, '--grid', '--domains', 'kbqa,ramble', '--seeds', '0', '--dry-run');
   assert.equal(grid.status, 0, grid.stderr);
   assert.match(grid.stderr, /6 runs planned.*grid on ramble: E0\.25-I3 E0\.25-I6 E0\.5-I3 E0\.5-I6 E1-I3 E1-I6/);
+});
+
+test('compare.mjs: a store holding runs made with other settings is refused (they would be averaged with these)', () => {
+  const dir = join(tmp, 'mixed');
+  store(dir, (c) => ((c.budget as { rollouts: number }).rollouts = 3072));
+  const r = compare('--dir', dir, '--seeds', '0,1', '--domains', 'ramble', '--methods', 'whale,weight-only', '--modes', 'equal-total', '--dry-run');
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /run r-wo-0 \(equal-total\/ramble\/weight-only\/0\/main\) .* was made with budget\.rollouts = 3072, these options give 8700/);
+  assert.match(r.stderr, /--dir: 1 run\(s\) in the store were made with other settings/);
+  // with the options it was made with, the other runs are the ones that differ
+  const same = compare(
+    '--dir',
+    dir,
+    '--seeds',
+    '0,1',
+    '--domains',
+    'ramble',
+    '--methods',
+    'weight-only',
+    '--modes',
+    'equal-total',
+    '--budget',
+    '3072',
+    '--dry-run',
+  );
+  assert.equal(same.status, 2);
+  assert.match(same.stderr, /run r-wo-1 .* budget\.rollouts = 8700, these options give 3072/);
 });
 
 test('compare.mjs --summary-only: the summary (JSON + Markdown) regenerated from the run store alone', () => {
