@@ -29,7 +29,17 @@ import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({
+/** parseArgs, with an unknown or malformed option said plainly (exit 2, no stack trace). */
+function parseOptions(config) {
+  try {
+    return parseArgs(config);
+  } catch (e) {
+    console.error(`compare.mjs: (command line): ${e.message}`);
+    process.exit(2);
+  }
+}
+
+const { values } = parseOptions({
   options: {
     seeds: { type: 'string', default: '0,1,2' },
     domains: { type: 'string', default: 'kbqa,ramble' },

@@ -132,6 +132,7 @@ test('compare.mjs: bad options exit 2 naming the option', () => {
     [['--modes', 'equal'], /--modes: unknown budget mode 'equal'/],
     [['--grid', '--grid-epochs', '0.5,x'], /--grid-epochs: 'x' is not a positive number/],
     [['--seeds', '0,a'], /--seeds: 'a' is not an integer/],
+    [['--sead', '0'], /\(command line\): Unknown option '--sead'/],
   ] as const) {
     const r = compare('--dir', join(tmp, 'bad'), ...args, '--dry-run');
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
