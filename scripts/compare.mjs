@@ -1,7 +1,7 @@
 // The method comparison of issues #3 and #14 on the embedded default, the one reproducible entry:
 // every method × domain × seed × budget mode in one run store, then `whale report` (tables, the
 // best-so-far curves, rollouts to reach weight-only's peak, diagnostics) and a summary committed to
-// docs/results/ (<name>-summary.json and .md: mean ± sd over seeds of best validation and the sealed
+// docs/results/ (compare-summary.json and .md: mean ± sd over seeds of best validation and the sealed
 // test of the same pair, per domain × mode × method, the proposer, rollouts, and the commit and
 // command that produced the runs). 'equal-total': each run gets the same budget of training + search
 // rollouts; 'matched-steps' (the paper): each method gets WHALE's RSFT steps, search on top. WHALE
@@ -9,8 +9,9 @@
 // rollouts, I 3: M 3 on 16 harness tasks = 112 rollouts), so search is ≈ 5% of a cycle as in the paper).
 //
 // `--grid` runs WHALE instead over (E, I) cells on one domain (`--grid-domain`, default the last of
-// --domains), each cell a fixed schedule under the same equal-total budget, as many whole cycles as it
-// holds, in its own store (<dir>/grid/.whale); the report draws the grid as heatmaps.
+// --domains), each cell a fixed schedule under the same equal-total budget (cycles until it runs
+// out), in the same store (the cell at the comparison's (E, I) is its WHALE run, not run twice);
+// the report and the summary then add the grid (heatmaps, a table per cell).
 //
 // Resumable: finished runs (run_completed and a sealed test) are skipped; a run that was killed or
 // failed is resumed where it stopped (`whale run --run ID`), so the script can be stopped and started
@@ -119,18 +120,28 @@ const budget = values.budget !== undefined ? positive('budget', { integer: true 
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const whale = join(root, 'bin', 'whale.js');
-const base = join(resolve(root, values.dir), values.grid ? 'grid' : '');
+const base = resolve(root, values.dir);
 const store = join(base, '.whale');
-const name = values.grid ? 'grid' : 'compare';
+const name = 'compare';
+/** The comparison's own WHALE schedule: a grid cell with this (E, I) is the comparison's run itself. */
+const mainCell = { epochs: main.epochs, iterations: main.iterations };
 const provenanceFile = join(store, 'compare-provenance.jsonl');
 
 // ---- projects: one folder per (domain, mode) or grid cell, all sharing the store ---------------------
+// The grid's runs live in the comparison's store: its cell at the comparison's (E, I) is the
+// comparison's WHALE run, the phases that cells share are cached rather than paid twice, and one
+// `whale report` draws the curves, the reach and the grid together.
 
-/** The project folder and config of (domain, mode) or a grid cell, as this invocation's options make it. */
-function projectConfig(domain, mode, cell) {
-  const dir = join(base, cell ? `${domain}-E${cell.epochs}-I${cell.iterations}` : mode === 'equal-total' ? domain : `${domain}-${mode}`);
-  const schedule = cell
-    ? { epochs: cell.epochs, iterations: cell.iterations, cycles: Math.max(1, Math.floor(budget / cycleCost(cell))) }
+const sameCell = (a, b) => a.epochs === b.epochs && a.iterations === b.iterations;
+
+/** The project folder and config of (domain, mode, (E, I)), as this invocation's options make it. */
+function projectConfig(domain, mode, cell = mainCell) {
+  const grid = !sameCell(cell, mainCell);
+  const dir = join(base, grid ? `${domain}-E${cell.epochs}-I${cell.iterations}` : mode === 'equal-total' ? domain : `${domain}-${mode}`);
+  const schedule = grid
+    ? // A grid cell: cycles until the equal-total budget runs out (it cuts the last one short), so
+      // every cell spends the same rollouts.
+      { epochs: cell.epochs, iterations: cell.iterations, cycles: Math.max(1, Math.ceil(budget / cycleCost(cell))) }
     : // Adaptive: T_min, W, P_w 0.2 epoch, J_min 3, P_h 2 (defaults); stagewise: WHALE's totals (E* cycles × E, I* 1 + cycles × (I − 1)).
       { epochs: main.epochs, iterations: main.iterations, cycles: main.cycles };
   const config = {
@@ -178,7 +189,7 @@ function readJsonl(file) {
     });
 }
 
-const cellKey = (c) => (c ? `E${c.epochs}-I${c.iterations}` : 'main');
+const cellKey = (c = mainCell) => `E${c.epochs}-I${c.iterations}`;
 const keyOf = (j) => `${j.mode}/${j.domain}/${j.method}/${j.seed}/${cellKey(j.cell)}`;
 
 /** The first setting where a run's config snapshot differs from what this invocation would run ('' when none). */
@@ -212,7 +223,7 @@ function storeRuns() {
     }
     const entries = readJsonl(join(runs, id, 'journal.jsonl'));
     if (!entries.some((e) => e.type === 'run_started')) continue;
-    const cell = values.grid ? { epochs: cfg.schedule?.epochs, iterations: cfg.schedule?.iterations } : undefined;
+    const cell = { epochs: cfg.schedule?.epochs, iterations: cfg.schedule?.iterations };
     const job = { mode: cfg.budget?.mode ?? 'equal-total', domain: cfg.domain?.id, method: cfg.method, seed: String(cfg.seed), cell };
     const key = keyOf(job);
     const d = differs(projectConfig(job.domain, job.mode, cell).config, cfg);
@@ -387,7 +398,7 @@ function summarize() {
   const reportDir = join(resolve(root, values.results), name);
   // The report's images are regenerated whole: old runs' training charts must not linger.
   if (existsSync(reportDir)) for (const f of readdirSync(reportDir)) if (/\.(png|svg|md|json)$/.test(f)) rmSync(join(reportDir, f));
-  const title = values.grid ? `WHALE on the embedded default: the (E, I) grid on ${gridDomain}` : 'WHALE on the embedded default: methods compared';
+  const title = 'WHALE on the embedded default: methods compared';
   const rep = spawnSync(process.execPath, [whale, 'report', '--store', store, '--out', reportDir, '--title', title], {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -417,7 +428,7 @@ function summarize() {
   }));
   const summary = {
     generated: new Date().toISOString(),
-    regenerate: `node scripts/compare.mjs${values.grid ? ' --grid' : ''} --dir ${values.dir} --summary-only`,
+    regenerate: `node scripts/compare.mjs --dir ${values.dir} --summary-only`,
     store: store.startsWith(root) ? relative(root, store) : store,
     commits,
     commands,
@@ -481,16 +492,13 @@ function summarize() {
         `| ${c.epochs} | ${c.iterations} | ${c.n}${c.unfinished ? ` (${c.unfinished} unfinished)` : ''} | ${pct(spreadOf(c.test))} | ${pct(spreadOf(c.bestValidation))} | ${count(spreadOf(c.rollouts))} | ${count(spreadOf(c.cycles))} |`,
       );
     md.push('');
-    // The issue's question: is adaptive within the spread of the best fixed schedule? Its runs are in
-    // the comparison's store (same domain, budget and sizes), summarized beside this one.
-    const other = join(resolve(root, values.results), 'compare-summary.json');
-    const beside = existsSync(other) ? JSON.parse(readFileSync(other, 'utf8')).rows.filter((r) => r.domain === g.domain && r.budgetMode === g.budgetMode) : [];
-    if (beside.length > 0) {
-      md.push(`From the comparison (\`compare-summary.json\`, the same domain and budget mode), for reference:`, '');
-      md.push('| method | seeds | sealed test | best validation |', '|---|---:|---:|---:|');
-      for (const r of beside) md.push(`| ${r.label} | ${r.seeds} | ${pct(spreadOf(r.test))} | ${pct(spreadOf(r.bestValidation))} |`);
-      md.push('');
-    }
+    // The issue's question: is adaptive within the spread of the best fixed schedule? Both are here.
+    const adaptive = summary.rows.find((r) => r.domain === g.domain && r.budgetMode === g.budgetMode && r.method === 'adaptive');
+    if (adaptive)
+      md.push(
+        `Adaptive on the same domain and budget: sealed test ${pct(adaptive.test)}, best validation ${pct(adaptive.bestValidation)} (${adaptive.seeds} seeds).`,
+        '',
+      );
   }
   const walls = runs.filter((r) => r.status === 'completed').map((r) => r.wallMinutes);
   if (walls.length)

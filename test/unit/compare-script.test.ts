@@ -55,13 +55,20 @@ test('compare.mjs --dry-run: finished runs are skipped, an unfinished one is res
   const r = compare('--dir', dir, '--seeds', '0,1', '--domains', 'ramble', '--methods', 'whale,weight-only', '--modes', 'equal-total', '--dry-run');
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /4 runs planned, 3 already finished, 1 to do \(1 to resume\)/);
-  assert.match(r.stderr, /equal-total\/ramble\/weight-only\/1\/main \(resume r-wo-1\)/);
+  assert.match(r.stderr, /equal-total\/ramble\/weight-only\/1\/E0\.5-I3 \(resume r-wo-1\)/);
   assert.doesNotMatch(r.stderr, /r-wo-1-old|whale\/0|whale\/1/);
   // WHALE's default cycle: 8 steps × 256 + 16 × (1 + 2 × 3) = 2,160 rollouts; 4 cycles → 8,700 rounded up.
   assert.match(r.stderr, /budget 8700 rollouts \(equal-total\), WHALE 4 × \(E 0\.5, I 3\)/);
   const grid = compare('--dir', dir, '--grid', '--domains', 'kbqa,ramble', '--seeds', '0', '--dry-run');
   assert.equal(grid.status, 0, grid.stderr);
-  assert.match(grid.stderr, /6 runs planned.*grid on ramble: E0\.25-I3 E0\.25-I6 E0\.5-I3 E0\.5-I6 E1-I3 E1-I6/);
+  // the grid shares the store: its (E 0.5, I 3) cell is the comparison's finished whale run of seed 0
+  assert.match(grid.stderr, /6 runs planned, 1 already finished, 5 to do \(0 to resume\).*grid on ramble: E0\.25-I3 E0\.25-I6 E0\.5-I3 E0\.5-I6 E1-I3 E1-I6/);
+  assert.match(grid.stderr, /equal-total\/ramble\/whale\/0\/E1-I6 → .*ramble-E1-I6\/whale\.config\.json/);
+  assert.doesNotMatch(grid.stderr, /E0\.5-I3 →/);
+  const cellConfig = JSON.parse(readFileSync(join(dir, 'ramble-E1-I6', 'whale.config.json'), 'utf8'));
+  // E 1: 16 steps × 256 + 16 × (1 + 5 × 3) = 4,352 rollouts a cycle; cycles until the 8,700 run out: 2 (the budget cuts the second)
+  assert.deepEqual(cellConfig.schedule, { epochs: 1, iterations: 6, cycles: 2 });
+  assert.equal(cellConfig.budget.rollouts, 8700);
 });
 
 test('compare.mjs: a store holding runs made with other settings is refused (they would be averaged with these)', () => {
@@ -69,7 +76,7 @@ test('compare.mjs: a store holding runs made with other settings is refused (the
   store(dir, (c) => ((c.budget as { rollouts: number }).rollouts = 3072));
   const r = compare('--dir', dir, '--seeds', '0,1', '--domains', 'ramble', '--methods', 'whale,weight-only', '--modes', 'equal-total', '--dry-run');
   assert.equal(r.status, 2, r.stderr);
-  assert.match(r.stderr, /run r-wo-0 \(equal-total\/ramble\/weight-only\/0\/main\) .* was made with budget\.rollouts = 3072, these options give 8700/);
+  assert.match(r.stderr, /run r-wo-0 \(equal-total\/ramble\/weight-only\/0\/E0\.5-I3\) .* was made with budget\.rollouts = 3072, these options give 8700/);
   assert.match(r.stderr, /--dir: 1 run\(s\) in the store were made with other settings/);
   // with the options it was made with, the other runs are the ones that differ
   const same = compare(
