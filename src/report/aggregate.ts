@@ -93,7 +93,7 @@ export interface RunSummary {
   /** The fixed schedule (E, I) the run was configured with (config snapshot), the key of the (E, I) grid. */
   cell?: ScheduleCell;
   /** The proposer(s) that wrote its candidates ('llm (anthropic claude-…)', 'knob'); empty when it proposed nothing. */
-  proposers: string[];
+  proposers?: string[];
   /** Bottleneck diagnostics from the run's trajectories (diagnostics.ts), when the store was read for them. */
   diagnostics?: RunDiagnostics;
 }
@@ -541,7 +541,7 @@ export function methodTable(runs: readonly RunSummary[]): MethodTable {
         dollars: spread(rs.map((r) => r.ledger.proposerDollars)),
         cycles: spread(rs.map(cyclesRun)),
         wallMinutes: spread(rs.map((r) => r.ledger.wallMs / 60_000)),
-        proposers: [...new Set(rs.flatMap((r) => r.proposers))].sort(),
+        proposers: [...new Set(rs.flatMap((r) => r.proposers ?? []))].sort(),
         toReachWeightOnlyPeak: reach(g.curve),
         curve: g.curve,
         schedules: [...new Set(rs.map(scheduleLabel))],
