@@ -9,7 +9,15 @@ import type { RunDiagnostics } from './diagnostics.js';
 export interface RunInput {
   id: string;
   entries: readonly JournalEntry[];
-  config?: { method?: unknown; seed?: unknown; domain?: { id?: unknown }; evaluation?: { k?: unknown }; budget?: { mode?: unknown } };
+  config?: {
+    method?: unknown;
+    seed?: unknown;
+    domain?: { id?: unknown };
+    evaluation?: { k?: unknown };
+    budget?: { mode?: unknown };
+    schedule?: { epochs?: unknown; iterations?: unknown };
+    search?: { proposer?: unknown; llm?: { provider?: unknown; model?: unknown } };
+  };
 }
 
 export interface PhaseInfo {
@@ -82,8 +90,24 @@ export interface RunSummary {
   test?: { mean: number; se: number; k: number };
   pairedUsed: number;
   pairedChanged: number;
+  /** The fixed schedule (E, I) the run was configured with (config snapshot), the key of the (E, I) grid. */
+  cell?: ScheduleCell;
+  /** The proposer(s) that wrote its candidates ('llm (anthropic claude-…)', 'knob'); empty when it proposed nothing. */
+  proposers?: string[];
   /** Bottleneck diagnostics from the run's trajectories (diagnostics.ts), when the store was read for them. */
   diagnostics?: RunDiagnostics;
+}
+
+/** A fixed schedule: E epochs per weight phase, I iterations per harness phase. */
+export interface ScheduleCell {
+  epochs: number;
+  iterations: number;
+}
+
+export const cellLabel = (c: ScheduleCell): string => `E ${fmtNum(c.epochs)}, I ${c.iterations}`;
+
+function fmtNum(x: number): string {
+  return String(Number(x.toFixed(2)));
 }
 
 const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
@@ -109,6 +133,7 @@ export function summarizeRun(run: RunInput): RunSummary {
   let stoppedReason: string | undefined;
   let globalStep = 0;
   const firstScored = new Map<string, number>();
+  const proposerKinds = new Set<string>();
   for (const e of entries) {
     const phase = num(e.phase);
     switch (e.type) {
@@ -119,6 +144,11 @@ export function summarizeRun(run: RunInput): RunSummary {
         if (str(e.mode)) p.mode = str(e.mode);
         p.adaptive = e.adaptive === true;
         if (e.planned && typeof e.planned === 'object') p.planned = e.planned as PhaseInfo['planned'];
+        break;
+      }
+      case 'proposal': {
+        const kind = str(e.proposer);
+        if (kind) proposerKinds.add(kind);
         break;
       }
       case 'round_done': {
@@ -202,6 +232,10 @@ export function summarizeRun(run: RunInput): RunSummary {
   }
   const acceptances = [...phases.values()].map((p) => p.acceptance).filter((a): a is AcceptanceInfo => !!a);
   const cfg = run.config ?? {};
+  const epochs = num(cfg.schedule?.epochs);
+  const iterations = num(cfg.schedule?.iterations);
+  const llm = cfg.search?.llm;
+  const llmName = [str(llm?.provider), str(llm?.model)].filter((x) => x !== undefined).join(' ');
   const status: RunSummary['status'] = completedReason !== undefined ? 'completed' : stoppedReason !== undefined ? 'stopped' : 'in progress';
   return {
     id: run.id,
@@ -220,10 +254,10 @@ export function summarizeRun(run: RunInput): RunSummary {
     test: state.test,
     pairedUsed: acceptances.filter((a) => a.pairedUsed).length,
     pairedChanged: acceptances.filter((a) => a.pairedUsed && a.changedChoice).length,
+    cell: epochs !== undefined && iterations !== undefined ? { epochs, iterations } : undefined,
+    proposers: [...proposerKinds].sort().map((k) => (k === 'llm' && llmName ? `llm (${llmName})` : k)),
   };
 }
-
-const fmtNum = (x: number): string => String(Number(x.toFixed(2)));
 
 /**
  * The schedule a run actually ran, in the paper's units: E (epochs of the weight split) per weight
@@ -323,6 +357,10 @@ export function rolloutsToReach(curve: readonly { x: number; y: number }[], targ
 export interface MethodRow {
   domain: string;
   method: string;
+  /** The method, with its (E, I) when the method's runs in this domain and budget mode were configured with several. */
+  label: string;
+  /** The configured (E, I) shared by the row's runs (undefined when they differ or lack a snapshot). */
+  cell?: ScheduleCell;
   budgetMode: string;
   runs: string[];
   /** Seeds (runs) in the row. */
@@ -341,6 +379,12 @@ export interface MethodRow {
   rollouts: Spread;
   evalRollouts: Spread;
   dollars: Spread;
+  /** Weight + harness cycles completed (cyclesRun), over seeds. */
+  cycles: Spread;
+  /** Wall minutes per run (the journal's sessions), over seeds. */
+  wallMinutes: Spread;
+  /** The proposers that wrote the row's candidates (union over its runs). */
+  proposers: string[];
   /** Where this method's mean best-so-far curve first reaches weight-only's peak; undefined: never, or no weight-only run. */
   toReachWeightOnlyPeak?: number;
   curve: MeanCurvePoint[];
@@ -357,8 +401,10 @@ export interface DomainSummary {
   domain: string;
   budgetMode: string;
   methods: string[];
-  /** Peak of the weight-only mean best-so-far curve; undefined without a weight-only run. */
+  /** Peak (= final value: best-so-far never falls) of the weight-only mean best-so-far curve; undefined without a weight-only run. */
   weightOnlyPeak?: number;
+  /** Training + search rollouts at which weight-only's mean curve first reached that peak. */
+  weightOnlyPeakAt?: number;
   k: number | undefined;
 }
 
@@ -380,7 +426,61 @@ export function curvePeak(curve: readonly MeanCurvePoint[]): number | undefined 
   return curve.length === 0 ? undefined : Math.max(...curve.map((p) => p.mean));
 }
 
-/** One row per (domain, budget mode, method), aggregated over seeds, with rollouts-to-reach-weight-only's-peak. */
+/** Weight + harness cycles a run completed: the completed harness phases that follow a completed weight phase. */
+export function cyclesRun(r: Pick<RunSummary, 'phases'>): number {
+  let trained = false;
+  let cycles = 0;
+  for (const p of r.phases) {
+    if (!p.completed) continue;
+    if (p.kind === 'weight') trained = true;
+    else if (p.kind === 'harness' && trained) {
+      cycles++;
+      trained = false;
+    }
+  }
+  return cycles;
+}
+
+const cellKey = (c: ScheduleCell | undefined) => (c ? `${c.epochs}/${c.iterations}` : '');
+const cellOrder = (a: ScheduleCell | undefined, b: ScheduleCell | undefined) =>
+  (a?.epochs ?? -1) - (b?.epochs ?? -1) || (a?.iterations ?? -1) - (b?.iterations ?? -1);
+
+/** A group's completed runs; only when none has completed, the unfinished ones (so a half-done run never drags a finished comparison). */
+function reportable(rs: readonly RunSummary[]): { used: RunSummary[]; excluded: RunSummary[] } {
+  const completed = rs.filter((r) => r.status === 'completed');
+  const used = completed.length > 0 ? completed : [...rs];
+  return { used, excluded: rs.filter((r) => !used.includes(r)) };
+}
+
+/** One method's runs in one (domain, budget mode), split by configured (E, I) when they differ. */
+interface RowGroup {
+  method: string;
+  label: string;
+  cell?: ScheduleCell;
+  all: RunSummary[];
+}
+
+function rowGroups(inDomain: readonly RunSummary[]): RowGroup[] {
+  const methods = [...new Set(inDomain.map((r) => r.method))].sort(methodOrder);
+  const bySeed = (a: RunSummary, b: RunSummary) => (a.seed ?? 0) - (b.seed ?? 0) || a.id.localeCompare(b.id);
+  return methods.flatMap((method) => {
+    const rs = inDomain.filter((r) => r.method === method).sort(bySeed);
+    const cells = [...new Map(rs.map((r) => [cellKey(r.cell), r.cell])).values()].sort(cellOrder);
+    if (cells.length <= 1) return [{ method, label: method, cell: cells[0], all: rs }];
+    return cells.map((cell) => ({
+      method,
+      label: cell ? `${method} (${cellLabel(cell)})` : `${method} (no schedule)`,
+      cell,
+      all: rs.filter((r) => cellKey(r.cell) === cellKey(cell)),
+    }));
+  });
+}
+
+/**
+ * One row per (domain, budget mode, method), aggregated over seeds, with rollouts-to-reach-weight-only's-peak.
+ * A method whose runs there were configured with different (E, I) gets one row per (E, I) (labelled so):
+ * seeds of different schedules are never averaged together.
+ */
 export function methodTable(runs: readonly RunSummary[]): MethodTable {
   const domains = [...new Set(runs.map((r) => r.domain))].sort();
   const rows: MethodRow[] = [];
@@ -390,33 +490,42 @@ export function methodTable(runs: readonly RunSummary[]): MethodTable {
   );
   for (const { domain, budgetMode } of pairs) {
     const inDomain = runs.filter((r) => r.domain === domain && r.budgetMode === budgetMode);
-    const methods = [...new Set(inDomain.map((r) => r.method))].sort(methodOrder);
-    // A row aggregates the method's completed runs; only when none has completed does it fall back
-    // to the unfinished ones (marked), so a half-done run never drags a finished comparison.
-    const all = new Map(
-      methods.map((m) => [m, inDomain.filter((r) => r.method === m).sort((a, b) => (a.seed ?? 0) - (b.seed ?? 0) || a.id.localeCompare(b.id))]),
-    );
-    const byMethod = new Map(
-      methods.map((m) => {
-        const completed = all.get(m)!.filter((r) => r.status === 'completed');
-        return [m, completed.length > 0 ? completed : all.get(m)!];
-      }),
-    );
-    const curves = new Map(methods.map((m) => [m, meanCurve(byMethod.get(m)!.map((r) => r.curve))]));
-    const weightOnly = curves.get('weight-only');
-    const weightOnlyPeak = weightOnly ? curvePeak(weightOnly) : undefined;
+    const groups = rowGroups(inDomain).map((g) => {
+      const { used, excluded } = reportable(g.all);
+      return { ...g, used, excluded, curve: meanCurve(used.map((r) => r.curve)) };
+    });
+    // Several weight-only schedules: the highest of their peaks is the bar the others must reach.
+    const weightOnly = groups.filter((g) => g.method === 'weight-only' && g.curve.length > 0);
+    const peaks = weightOnly.map((g) => ({ peak: curvePeak(g.curve)!, curve: g.curve }));
+    const top = peaks.reduce<(typeof peaks)[number] | undefined>((a, b) => (a === undefined || b.peak > a.peak ? b : a), undefined);
+    const weightOnlyPeak = top?.peak;
+    const reach = (curve: readonly MeanCurvePoint[]) =>
+      weightOnlyPeak === undefined
+        ? undefined
+        : rolloutsToReach(
+            curve.map((p) => ({ x: p.x, y: p.mean })),
+            weightOnlyPeak,
+          );
     const ks = [...new Set(inDomain.map((r) => r.k).filter((k): k is number => k !== undefined))];
-    summaries.push({ domain, budgetMode, methods, weightOnlyPeak, k: ks.length === 1 ? ks[0] : undefined });
-    for (const method of methods) {
-      const rs = byMethod.get(method)!;
-      const curve = curves.get(method)!;
+    summaries.push({
+      domain,
+      budgetMode,
+      methods: [...new Set(groups.map((g) => g.method))],
+      weightOnlyPeak,
+      weightOnlyPeakAt: top ? reach(top.curve) : undefined,
+      k: ks.length === 1 ? ks[0] : undefined,
+    });
+    for (const g of groups) {
+      const rs = g.used;
       const withBest = rs.filter((r) => r.best);
       const withTest = rs.filter((r) => r.test);
       const testKs = [...new Set(withTest.map((r) => r.test!.k))];
       const mk = [...new Set(rs.map((r) => r.k).filter((k): k is number => k !== undefined))];
       rows.push({
         domain,
-        method,
+        method: g.method,
+        label: g.label,
+        cell: g.cell,
         budgetMode,
         runs: rs.map((r) => r.id),
         n: rs.length,
@@ -430,24 +539,81 @@ export function methodTable(runs: readonly RunSummary[]): MethodTable {
         rollouts: spread(rs.map((r) => r.ledger.trainingRollouts + r.ledger.searchRollouts)),
         evalRollouts: spread(rs.map((r) => r.ledger.evalRollouts)),
         dollars: spread(rs.map((r) => r.ledger.proposerDollars)),
-        toReachWeightOnlyPeak:
-          weightOnlyPeak === undefined
-            ? undefined
-            : rolloutsToReach(
-                curve.map((p) => ({ x: p.x, y: p.mean })),
-                weightOnlyPeak,
-              ),
-        curve,
+        cycles: spread(rs.map(cyclesRun)),
+        wallMinutes: spread(rs.map((r) => r.ledger.wallMs / 60_000)),
+        proposers: [...new Set(rs.flatMap((r) => r.proposers ?? []))].sort(),
+        toReachWeightOnlyPeak: reach(g.curve),
+        curve: g.curve,
         schedules: [...new Set(rs.map(scheduleLabel))],
         unfinished: rs.filter((r) => r.status !== 'completed').length,
-        excluded: all
-          .get(method)!
-          .filter((r) => !rs.includes(r))
-          .map((r) => r.id),
+        excluded: g.excluded.map((r) => r.id),
       });
     }
   }
   return { rows, domains: summaries };
+}
+
+/** One cell of an (E, I) grid: a fixed schedule's runs, over seeds. */
+export interface GridCell extends ScheduleCell {
+  runs: string[];
+  n: number;
+  unfinished: number;
+  bestValidation: Spread;
+  test: Spread;
+  rollouts: Spread;
+  cycles: Spread;
+}
+
+/** The (E, I) grid of one method on one (domain, budget mode): its cells sorted by E then I. */
+export interface ScheduleGrid {
+  domain: string;
+  budgetMode: string;
+  method: string;
+  k: number | undefined;
+  epochs: number[];
+  iterations: number[];
+  cells: GridCell[];
+}
+
+/**
+ * The (E, I) grids: for each (domain, budget mode), the runs of `method` (a fixed-schedule method:
+ * whale by default) grouped by their configured (E, I), when there are at least two cells. Each cell
+ * aggregates its completed runs (its unfinished ones only when none has completed, counted).
+ */
+export function scheduleGrids(runs: readonly RunSummary[], method = 'whale'): ScheduleGrid[] {
+  const mine = runs.filter((r) => r.method === method && r.cell !== undefined);
+  const pairs = [...new Set(mine.map((r) => `${r.domain}\u0000${r.budgetMode}`))].sort();
+  const grids: ScheduleGrid[] = [];
+  for (const pair of pairs) {
+    const [domain, budgetMode] = pair.split('\u0000');
+    const rs = mine.filter((r) => r.domain === domain && r.budgetMode === budgetMode);
+    const cells = [...new Map(rs.map((r) => [cellKey(r.cell), r.cell!])).values()].sort(cellOrder);
+    if (cells.length < 2) continue;
+    const ks = [...new Set(rs.map((r) => r.k).filter((k): k is number => k !== undefined))];
+    grids.push({
+      domain,
+      budgetMode,
+      method,
+      k: ks.length === 1 ? ks[0] : undefined,
+      epochs: [...new Set(cells.map((c) => c.epochs))].sort((a, b) => a - b),
+      iterations: [...new Set(cells.map((c) => c.iterations))].sort((a, b) => a - b),
+      cells: cells.map((cell) => {
+        const { used } = reportable(rs.filter((r) => cellKey(r.cell) === cellKey(cell)));
+        return {
+          epochs: cell.epochs,
+          iterations: cell.iterations,
+          runs: used.map((r) => r.id),
+          n: used.length,
+          unfinished: used.filter((r) => r.status !== 'completed').length,
+          bestValidation: spread(used.filter((r) => r.best).map((r) => r.best!.mean)),
+          test: spread(used.filter((r) => r.test).map((r) => r.test!.mean)),
+          rollouts: spread(used.map((r) => r.ledger.trainingRollouts + r.ledger.searchRollouts)),
+          cycles: spread(used.map(cyclesRun)),
+        };
+      }),
+    });
+  }
+  return grids;
 }
 
 /** Per run: where its own best-so-far curve first reaches its domain's weight-only peak. */

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
 import { METHODS } from '../core/config.js';
-import type { MeanCurvePoint, RunSummary } from './aggregate.js';
+import type { MeanCurvePoint, RunSummary, ScheduleGrid } from './aggregate.js';
 
 /** The font family every chart uses; first the bundled one, then what a browser viewing the SVG may have. */
 export const CHART_FONT = 'DejaVu Sans';
@@ -93,6 +93,118 @@ export function curveChartSpec(domain: string, series: readonly CurveSeries[], o
     height: 300,
     data: { values },
     layer: layers,
+    config: baseConfig,
+  } as TopLevelSpec;
+}
+
+export interface ReachBar {
+  method: string;
+  /** Rollouts at which the method's mean curve first reached weight-only's peak; undefined: not reached. */
+  rollouts?: number;
+  /** Its final training + search rollouts (mean over seeds): how far the curve went without reaching it. */
+  spent: number;
+}
+
+/**
+ * Rollouts to reach weight-only's peak, one horizontal bar per method; a method that never reached
+ * it gets a grey bar to the rollouts it spent, labelled "not reached".
+ */
+export function reachChartSpec(domain: string, bars: readonly ReachBar[], opts: { peak: number; k?: number }): TopLevelSpec {
+  const values = bars.map((b) => ({
+    method: b.method,
+    x: b.rollouts ?? b.spent,
+    reached: b.rollouts !== undefined,
+    label: b.rollouts !== undefined ? Math.round(b.rollouts).toLocaleString('en-US') : 'not reached',
+  }));
+  const methods = bars.map((b) => b.method);
+  const y = { field: 'method', type: 'nominal' as const, title: null, sort: methods };
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: {
+      text: `${domain}: rollouts to reach weight-only's peak`,
+      subtitle: `peak ${(100 * opts.peak).toFixed(1)}% ${opts.k !== undefined ? `mean@${opts.k}` : 'mean@k'} (weight-only's final mean best-so-far); grey: not reached within the rollouts spent`,
+    },
+    width: 480,
+    height: { step: 22 },
+    data: { values },
+    layer: [
+      {
+        mark: { type: 'bar' },
+        encoding: {
+          y,
+          x: { field: 'x', type: 'quantitative', title: 'cumulative rollouts (training + search)', axis: { format: ',d' } },
+          color: {
+            condition: { test: 'datum.reached', field: 'method', type: 'nominal', scale: methodColors(methods), legend: null },
+            value: '#d0d0d0',
+          },
+        },
+      },
+      {
+        mark: { type: 'text', align: 'left', dx: 4, fontSize: 10, color: '#333' },
+        encoding: { y, x: { field: 'x', type: 'quantitative' }, text: { field: 'label' } },
+      },
+    ],
+    config: baseConfig,
+  } as TopLevelSpec;
+}
+
+/**
+ * The (E, I) grid as a heatmap: E (epochs per weight phase) down, I (iterations per harness phase)
+ * across, the colour the mean over seeds of `metric`, each cell labelled "mean ± sd (n)".
+ */
+export function gridChartSpec(grid: ScheduleGrid, metric: 'test' | 'bestValidation'): TopLevelSpec {
+  const k = grid.k !== undefined ? `mean@${grid.k}` : 'mean@k';
+  const what = metric === 'test' ? `sealed test ${k}` : `best validation ${k}`;
+  const means = grid.cells
+    .map((c) => c[metric])
+    .filter((s) => s.n > 0)
+    .map((s) => s.mean);
+  const lo = Math.min(...means);
+  const hi = Math.max(...means);
+  const values = grid.cells.map((c) => {
+    const s = c[metric];
+    // viridis is dark at the low end of the colour scale and light at the high end: label ink to match.
+    const light = s.n > 0 && hi > lo && (s.mean - lo) / (hi - lo) > 0.6;
+    const sd = Number.isFinite(s.sd) ? ` ± ${(100 * s.sd).toFixed(1)}` : '';
+    return {
+      E: String(c.epochs),
+      I: String(c.iterations),
+      mean: s.n > 0 ? s.mean : null,
+      label: s.n > 0 ? `${(100 * s.mean).toFixed(1)}${sd}` : '—',
+      n: `n=${s.n}`,
+      ink: light ? 'black' : 'white',
+    };
+  });
+  const ink = { condition: { test: "datum.ink === 'black'", value: 'black' }, value: 'white' };
+  const x = { field: 'I', type: 'ordinal' as const, title: 'I (iterations per harness phase)', sort: grid.iterations.map(String), axis: { labelAngle: 0 } };
+  const y = { field: 'E', type: 'ordinal' as const, title: 'E (epochs per weight phase)', sort: grid.epochs.map(String) };
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: {
+      text: `${grid.domain}${grid.budgetMode === 'equal-total' ? '' : ` · ${grid.budgetMode}`}: ${grid.method} over (E, I), ${what}`,
+      subtitle: 'mean ± standard deviation across seeds (%)',
+    },
+    width: { step: 110 },
+    height: { step: 56 },
+    data: { values },
+    layer: [
+      {
+        mark: { type: 'rect', stroke: 'white', strokeWidth: 2 },
+        encoding: {
+          x,
+          y,
+          color: { field: 'mean', type: 'quantitative', title: what, scale: { scheme: 'viridis' }, legend: { format: '.0%' } },
+        },
+      },
+      {
+        mark: { type: 'text', fontSize: 12, dy: -6 },
+        encoding: { x, y, text: { field: 'label' }, color: ink },
+      },
+      {
+        mark: { type: 'text', fontSize: 9, dy: 9 },
+        encoding: { x, y, text: { field: 'n' }, color: ink },
+      },
+    ],
     config: baseConfig,
   } as TopLevelSpec;
 }

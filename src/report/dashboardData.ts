@@ -20,10 +20,11 @@ export function dashboardRun(s: RunSummary): DashboardRun {
 
 export function dashboardSnapshot(summaries: readonly RunSummary[], opts: { store: string; skipped?: LoadedRuns['skipped']; now?: Date }): DashboardSnapshot {
   const table = methodTable(summaries);
-  // A matched-steps row is a curve of its own beside the equal-total one of the same method.
+  // A matched-steps row is a curve of its own beside the equal-total one of the same method, as is
+  // each (E, I) of a method run with several (the row's label names it).
   const methods: DashboardMethod[] = table.rows.map((r) => ({
     domain: r.domain,
-    method: r.budgetMode === 'equal-total' ? r.method : `${r.method} (${r.budgetMode})`,
+    method: r.budgetMode === 'equal-total' ? r.label : `${r.label} (${r.budgetMode})`,
     runs: r.runs,
     curve: r.curve.map((p) => ({ x: p.x, y: p.mean })),
   }));

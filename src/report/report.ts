@@ -3,8 +3,20 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
-import { methodTable, runToReach, summarizeRun, type AcceptanceInfo, type MethodTable, type PhaseInfo, type RunSummary, type Spread } from './aggregate.js';
-import { curveChartSpec, renderChart, trainingChartSpec } from './charts.js';
+import {
+  cellLabel,
+  methodTable,
+  runToReach,
+  scheduleGrids,
+  summarizeRun,
+  type AcceptanceInfo,
+  type MethodTable,
+  type PhaseInfo,
+  type RunSummary,
+  type ScheduleGrid,
+  type Spread,
+} from './aggregate.js';
+import { curveChartSpec, gridChartSpec, reachChartSpec, renderChart, trainingChartSpec } from './charts.js';
 import { toHtml, toMarkdown, type Block, type ReportDocument, type Table } from './document.js';
 import { diagnosticsRow, emptyAggregate, mergeAggregates, readTrajectoriesFile, runDiagnostics, type DiagnosticsAggregate } from './diagnostics.js';
 import { ResultStore } from '../archive/resultStore.js';
@@ -62,8 +74,9 @@ export interface ChartRequest {
 export function buildReport(
   summaries: readonly RunSummary[],
   opts: { title?: string; storeDir?: string; now?: Date; skipped?: LoadedRuns['skipped']; bySource?: ReadonlyMap<string, readonly SourceTable[]> } = {},
-): { doc: ReportDocument; charts: ChartRequest[]; table: MethodTable } {
+): { doc: ReportDocument; charts: ChartRequest[]; table: MethodTable; grids: ScheduleGrid[] } {
   const table = methodTable(summaries);
+  const grids = scheduleGrids(summaries);
   const blocks: Block[] = [];
   const charts: ChartRequest[] = [];
   const title = opts.title ?? 'WHALE report';
@@ -99,12 +112,14 @@ export function buildReport(
           'evaluation rollouts',
           'proposer $',
           "rollouts to reach weight-only's peak",
+          'cycles',
+          'proposer',
         ],
-        align: ['l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        align: ['l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
         rows: table.rows.map((r) => [
           r.domain,
           r.budgetMode,
-          r.method,
+          r.label,
           r.schedules.join(' / '),
           `${r.n}${r.unfinished > 0 ? ` (${r.unfinished} unfinished)` : ''}${r.excluded.length > 0 ? ` (+${r.excluded.length} unfinished, not counted)` : ''}`,
           fmtPctSpread(r.bestValidation, r.n),
@@ -116,6 +131,8 @@ export function buildReport(
           fmtCount(r.evalRollouts),
           fmtDollars(r.dollars),
           r.toReachWeightOnlyPeak === undefined ? '—' : int(r.toReachWeightOnlyPeak),
+          fmtCount(r.cycles),
+          r.proposers.join(', ') || '—',
         ]),
       },
     });
@@ -123,6 +140,7 @@ export function buildReport(
       kind: 'list',
       items: [
         'A row aggregates the completed runs of its method (unfinished ones only when none has completed, marked so). Values are means over seeds; **±** is the sample standard deviation across seeds (no ± with one seed); `(n=…)` marks a column with fewer runs than seeds (e.g. runs without a test evaluation yet).',
+        "Cycles: weight + harness cycles completed (a harness phase that follows a weight phase); proposer: what wrote the run's harness candidates (— when it searched nothing). A method whose runs were configured with different (E, I) gets a row per (E, I).",
         'Schedule as run: E = epochs of the weight split per weight phase, I = iterations per harness phase (the seed\'s evaluation counted, as in the paper); "of N" marks a fixed phase the budget cut short of its planned N; ×n repeats; runs of a row that ran different schedules are separated by /.',
         "Budget: how a run's budget was counted. `equal-total` caps training + search rollouts together (search costs RSFT steps); `matched-steps` gives every method WHALE's number of RSFT steps and puts search on top (the paper's accounting). Both accountings are in the table: RSFT steps and training rollouts (what matched-steps holds equal), training + search (what equal-total holds equal).",
         'Best validation: the best validation mean@k a run reached (after any phase, or at the start); the pair it selects is the one evaluated on the **sealed test split**, once, for this report only — test never drives a choice.',
@@ -144,7 +162,7 @@ export function buildReport(
       for (const [split, pick] of DIAGNOSTIC_SPLITS) {
         const a = emptyAggregate();
         for (const s of runs) for (const p of pick(s.diagnostics!.byPhase)) mergeAggregates(a, p.aggregate);
-        if (a.rollouts > 0) rows.push({ label: [r.domain, r.budgetMode, r.method, split], a });
+        if (a.rollouts > 0) rows.push({ label: [r.domain, r.budgetMode, r.label, split], a });
       }
     }
     blocks.push({ kind: 'table', table: diagnosticsTable(['domain', 'budget', 'method', 'split'], rows) });
@@ -165,13 +183,93 @@ export function buildReport(
         alt: `${label}: best-so-far validation mean@k against cumulative rollouts`,
         spec: curveChartSpec(
           label,
-          rows.map((r) => ({ method: r.method, points: r.curve })),
+          rows.map((r) => ({ method: r.label, points: r.curve })),
           { k: d.k, weightOnlyPeak: d.weightOnlyPeak },
         ),
       });
       blocks.push({ kind: 'heading', level: 3, text: label });
       blocks.push({ kind: 'image', png: `${name}.png`, svg: `${name}.svg`, alt: `${label}: best-so-far validation curves` });
       if (d.weightOnlyPeak === undefined) blocks.push({ kind: 'paragraph', text: 'No weight-only run on this domain: rollouts-to-reach-peak is not defined.' });
+    }
+  }
+
+  const withPeak = table.domains.filter((d) => d.weightOnlyPeak !== undefined);
+  if (withPeak.length > 0) {
+    blocks.push({ kind: 'heading', level: 2, text: "Rollouts to reach weight-only's peak" });
+    blocks.push({
+      kind: 'paragraph',
+      text: "Per method, the cumulative training + search rollouts at which its mean best-so-far validation curve (over seeds) first reaches weight-only's final mean best-so-far on the same domain and budget mode, and that as a share of the rollouts weight-only itself needed; *not reached* when it never does within the rollouts it spent.",
+    });
+    for (const d of withPeak) {
+      const label = d.budgetMode === 'equal-total' ? d.domain : `${d.domain} · ${d.budgetMode}`;
+      const rows = table.rows.filter((r) => r.domain === d.domain && r.budgetMode === d.budgetMode);
+      blocks.push({ kind: 'heading', level: 3, text: label });
+      blocks.push({
+        kind: 'paragraph',
+        text: `weight-only's peak: ${pct(d.weightOnlyPeak!)}% (mean@${d.k ?? 'k'}), reached after ${d.weightOnlyPeakAt === undefined ? '—' : int(d.weightOnlyPeakAt)} rollouts.`,
+      });
+      blocks.push({
+        kind: 'table',
+        table: {
+          header: ['method', "rollouts to reach weight-only's peak", "share of weight-only's", 'rollouts spent (mean)', 'final best validation (%)'],
+          align: ['l', 'r', 'r', 'r', 'r'],
+          rows: rows.map((r) => [
+            r.label,
+            r.toReachWeightOnlyPeak === undefined ? 'not reached' : int(r.toReachWeightOnlyPeak),
+            r.toReachWeightOnlyPeak === undefined || !d.weightOnlyPeakAt ? '—' : `${pct(r.toReachWeightOnlyPeak / d.weightOnlyPeakAt)}%`,
+            fmtCount(r.rollouts),
+            fmtPctSpread(r.bestValidation, r.n),
+          ]),
+        },
+      });
+      const name = `reach-${safeName(d.budgetMode === 'equal-total' ? d.domain : `${d.domain}-${d.budgetMode}`)}`;
+      charts.push({
+        name,
+        alt: `${label}: rollouts to reach weight-only's peak`,
+        spec: reachChartSpec(
+          label,
+          rows.map((r) => ({ method: r.label, rollouts: r.toReachWeightOnlyPeak, spent: r.curve.length > 0 ? r.curve[r.curve.length - 1].x : 0 })),
+          { peak: d.weightOnlyPeak!, k: d.k },
+        ),
+      });
+      blocks.push({ kind: 'image', png: `${name}.png`, svg: `${name}.svg`, alt: `${label}: rollouts to reach weight-only's peak` });
+    }
+  }
+
+  if (grids.length > 0) {
+    blocks.push({ kind: 'heading', level: 2, text: 'The (E, I) grid' });
+    blocks.push({
+      kind: 'paragraph',
+      text: "The same method run with different fixed schedules: E epochs of the weight split per weight phase, I iterations per harness phase (the seed's evaluation counted). Per cell: mean ± standard deviation across seeds of the sealed test of the validation-selected pair and of the best validation; the rollouts spent and the weight + harness cycles completed.",
+    });
+    for (const g of grids) {
+      const label = `${g.domain}${g.budgetMode === 'equal-total' ? '' : ` · ${g.budgetMode}`} · ${g.method}`;
+      blocks.push({ kind: 'heading', level: 3, text: label });
+      blocks.push({
+        kind: 'table',
+        table: {
+          header: ['(E, I)', 'seeds', `sealed test mean@${g.k ?? 'k'} (%)`, `best validation mean@${g.k ?? 'k'} (%)`, 'rollouts: training + search', 'cycles'],
+          align: ['l', 'r', 'r', 'r', 'r', 'r'],
+          rows: g.cells.map((c) => [
+            cellLabel(c),
+            `${c.n}${c.unfinished > 0 ? ` (${c.unfinished} unfinished)` : ''}`,
+            fmtPctSpread(c.test, c.n),
+            fmtPctSpread(c.bestValidation, c.n),
+            fmtCount(c.rollouts),
+            fmtCount(c.cycles),
+          ]),
+        },
+      });
+      for (const metric of ['test', 'bestValidation'] as const) {
+        const name = `grid-${safeName(`${g.domain}-${g.budgetMode}-${g.method}`)}-${metric === 'test' ? 'test' : 'validation'}`;
+        charts.push({ name, alt: `${label}: (E, I) grid, ${metric === 'test' ? 'sealed test' : 'best validation'}`, spec: gridChartSpec(g, metric) });
+        blocks.push({
+          kind: 'image',
+          png: `${name}.png`,
+          svg: `${name}.svg`,
+          alt: `${label}: (E, I) grid, ${metric === 'test' ? 'sealed test' : 'best validation'}`,
+        });
+      }
     }
   }
 
@@ -296,7 +394,7 @@ export function buildReport(
     blocks.push({ kind: 'heading', level: 2, text: 'Not reported' });
     blocks.push({ kind: 'list', items: opts.skipped.map((s) => `\`${s.id}\`: ${s.why}`) });
   }
-  return { doc: { title, blocks }, charts, table };
+  return { doc: { title, blocks }, charts, table, grids };
 }
 
 const DIAGNOSTICS_NOTE =
@@ -396,6 +494,7 @@ export interface ReportResult {
   runs: number;
   skipped: LoadedRuns['skipped'];
   table: MethodTable;
+  grids: ScheduleGrid[];
 }
 
 export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
@@ -412,7 +511,7 @@ export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
     const t = runSourceTables(storeDir, r);
     if (t.length) bySource.set(r.id, t);
   }
-  const { doc, charts, table } = buildReport(summaries, { title: opts.title, storeDir, now, skipped, bySource });
+  const { doc, charts, table, grids } = buildReport(summaries, { title: opts.title, storeDir, now, skipped, bySource });
   const dir = opts.outDir ? resolve(opts.outDir) : reportDirFor(storeDir, now);
   mkdirSync(dir, { recursive: true });
   const images: string[] = [];
@@ -436,6 +535,7 @@ export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
         generated: now.toISOString(),
         rows: table.rows.map(({ curve: _curve, ...row }) => row),
         domains: table.domains,
+        grids,
         runs: summaries.map(({ curve, training: _training, diagnostics, ...s }) => ({
           ...s,
           curve,
@@ -449,5 +549,5 @@ export async function writeReport(opts: ReportOptions): Promise<ReportResult> {
       2,
     ) + '\n',
   );
-  return { dir, file, images, runs: summaries.length, skipped, table };
+  return { dir, file, images, runs: summaries.length, skipped, table, grids };
 }

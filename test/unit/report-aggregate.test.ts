@@ -388,7 +388,7 @@ test('buildReport: table cells, charts asked for, Markdown and HTML', () => {
   assert.match(md, /`zz`: not started/);
   assert.deepEqual(
     charts.map((c) => c.name),
-    ['curves-d', 'curves-e', ...['w0', 'w1', 'w9', 'wo0', 'wo1', 'e0'].map((id) => `training-${id}`)],
+    ['curves-d', 'curves-e', 'reach-d', ...['w0', 'w1', 'w9', 'wo0', 'wo1', 'e0'].map((id) => `training-${id}`)],
   );
   const html = toHtml(doc);
   assert.match(html, /<img src="curves-d\.svg"/);

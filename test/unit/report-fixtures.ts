@@ -4,6 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JournalEntry } from '../../src/archive/journal.js';
+import type { RunInput, ScheduleCell } from '../../src/report/aggregate.js';
 
 /** A tiny journal builder: stamps `at` one second apart. */
 export class JournalBuilder {
@@ -228,3 +229,70 @@ export function syntheticGrid(seeds = 3): ReturnType<typeof simulateRun>[] {
         out.push(simulateRun({ method, domain, seed, acceptance: method === 'whale' && seed === 0 ? 'paired' : 'archive-best' }));
   return out;
 }
+
+export interface Phase {
+  kind: 'weight' | 'harness';
+  /** Training (weight) or search (harness) rollouts the phase spends. */
+  spend: number;
+  /** Validation mean@k after the phase. */
+  val: number;
+  completed?: boolean;
+}
+
+/** A hand-built run with the given phases (a proposal by `proposer` in every harness phase), its config snapshot naming (E, I). */
+export function run(
+  id: string,
+  o: {
+    method: string;
+    domain?: string;
+    seed: number;
+    cell?: ScheduleCell;
+    start?: number;
+    phases: Phase[];
+    test?: number;
+    end?: 'completed' | 'none';
+    proposer?: string;
+    mode?: string;
+  },
+): RunInput {
+  const j = new JournalBuilder();
+  j.add('session_started', {}).add('run_started', {
+    runId: id,
+    method: o.method,
+    seed: o.seed,
+    domain: o.domain ?? 'd',
+    h0: 'h0',
+    harness: 'h0',
+    version: 'base',
+  });
+  j.add('validation', { phase: -1, mean: o.start ?? 0.1, se: 0.01, k: 4, newRollouts: 10 });
+  o.phases.forEach((p, i) => {
+    j.add('phase_started', { phase: i, kind: p.kind, cycle: Math.floor(i / 2) });
+    if (p.kind === 'weight') j.add('weight_step', { phase: i, step: 0, globalStep: i, meanReward: 0.5, rollouts: p.spend, newRollouts: p.spend });
+    else {
+      j.add('candidate_scored', { phase: i, round: 0, treeHash: 'h0', mean: 0.1, newRollouts: p.spend / 2 });
+      j.add('proposal', { phase: i, round: 1, candidates: [], report: '', dollars: 0, proposer: o.proposer ?? 'knob' });
+      j.add('candidate_scored', { phase: i, round: 1, treeHash: `c${i}`, mean: 0.2, newRollouts: p.spend / 2 });
+      j.add('round_done', { phase: i, round: 1 });
+      j.add('acceptance', { phase: i, rule: 'archive-best', archiveBest: `c${i}`, chosen: `c${i}`, incumbent: 'h0' });
+    }
+    if (p.completed !== false) j.add('phase_completed', { phase: i, kind: p.kind, version: `v${i}`, harness: 'h0' });
+    j.add('validation', { phase: i, mean: p.val, se: 0.01, k: 4, newRollouts: 10 });
+  });
+  if ((o.end ?? 'completed') === 'completed') {
+    if (o.test !== undefined) j.add('test_evaluation', { mean: o.test, se: 0.01, k: 4, newRollouts: 20 });
+    j.add('run_completed', { reason: 'schedule complete' });
+  }
+  const config = {
+    method: o.method,
+    seed: o.seed,
+    domain: { id: o.domain ?? 'd' },
+    budget: { mode: o.mode ?? 'equal-total' },
+    search: { proposer: o.proposer ?? 'knob' },
+    ...(o.cell ? { schedule: { epochs: o.cell.epochs, iterations: o.cell.iterations, cycles: 2 } } : {}),
+  };
+  return { id, entries: j.entries, config };
+}
+
+export const W = (spend: number, val: number, completed?: boolean): Phase => ({ kind: 'weight', spend, val, completed });
+export const H = (spend: number, val: number, completed?: boolean): Phase => ({ kind: 'harness', spend, val, completed });
