@@ -147,8 +147,9 @@ export class DashboardPanel implements vscode.Disposable {
 <div class="grid">
 <section class="card"><h2>Best-so-far validation against cumulative rollouts</h2><p class="note">Band: ± 1 se (runs) or ± 1 sd over seeds (means); shaded: the detail run's W/H phases; large dot: its sealed test ± se.</p><div id="chart-curve" data-chart></div></section>
 <section class="card"><h2>Training signals per weight step</h2><p class="note" id="focus-name"></p><div id="chart-training" data-chart></div></section>
-<section class="card"><h2>Candidate scores per round</h2><p class="note">Each harness candidate's mean@k ± se on the harness split; the accepted one in red.</p><div id="chart-rounds" data-chart></div><ul id="acceptances"></ul></section>
-<section class="card"><h2>Diagnostics per phase</h2><p class="note" id="diagnostics-note"></p><div class="scroll"><table id="diagnostics"></table></div></section>
+<section class="card"><h2>Candidate scores per round</h2><p class="note">Each harness candidate's mean@k ± se on the harness split; the accepted one in red.</p><div id="chart-rounds" data-chart></div></section>
+<section class="card"><h2>Accepted per harness phase</h2><p class="note">The rule, the harness it accepted, and why.</p><ul id="acceptances"></ul></section>
+<section class="card wide"><h2>Diagnostics per phase</h2><p class="note" id="diagnostics-note"></p><div class="scroll"><table id="diagnostics"></table></div></section>
 </div>
 <section><h2>Budget ledger</h2><div class="scroll"><table id="ledger"></table></div></section>
 <script nonce="${nonce}" src="${media('dashboard.js')}"></script>

@@ -100,13 +100,7 @@ suite('the dashboard a researcher reads, and the report beside it', () => {
     assert.deepEqual(v.picker, { runs, methods: ['kbqa · whale'], focus: runs[1] });
     const curve = v.charts.find((c) => c.id === 'chart-curve')!;
     assert.equal(curve.title, 'Best-so-far validation against cumulative rollouts');
-    assert.deepEqual(curve.series, [
-      `whale seed 0 · ${runs[0]}`,
-      `whale seed 1 · ${runs[1]}`,
-      'kbqa · whale: mean of 2',
-      `sealed test · ${runs[0]}`,
-      `sealed test · ${runs[1]}`,
-    ]);
+    assert.deepEqual(curve.series, ['whale seed 0', 'whale seed 1', 'kbqa · whale: mean of 2', 'sealed test · whale seed 0', 'sealed test · whale seed 1']);
     // Every validation of both runs is a point of its own line (on the union of x), plus the mean's and the two tests.
     assert.ok(curve.points >= journal(runs[0]).filter((e) => e.type === 'validation').length + 2, `points: ${curve.points}`);
   });
@@ -156,9 +150,8 @@ suite('the dashboard a researcher reads, and the report beside it', () => {
     const [head, ...rows] = v.tables.ledger;
     assert.deepEqual(head, [
       'run',
-      'method',
+      'method · seed',
       'domain',
-      'seed',
       'status',
       'phases',
       'best val',
@@ -173,13 +166,13 @@ suite('the dashboard a researcher reads, and the report beside it', () => {
     for (const [seed, id] of runs.entries()) {
       const row = rows.find((r) => r[0] === id)!;
       const l = status.find((s) => s.runId === id)!.state.ledger;
-      assert.deepEqual(row.slice(1, 6), ['whale', 'kbqa', String(seed), 'completed', 'W(2) H(2)']);
-      assert.deepEqual(row.slice(8, 12), [int(l.trainingRollouts), int(l.searchRollouts), int(l.trainingRollouts + l.searchRollouts), int(l.evalRollouts)]);
+      assert.deepEqual(row.slice(1, 5), [`whale · ${seed}`, 'kbqa', 'completed', 'W(2) H(2)']);
+      assert.deepEqual(row.slice(7, 11), [int(l.trainingRollouts), int(l.searchRollouts), int(l.trainingRollouts + l.searchRollouts), int(l.evalRollouts)]);
     }
     const total = rows[rows.length - 1];
     assert.match(total[0], /^all \d+ runs$/);
     const all = status.reduce((a, s) => a + s.state.ledger.evalRollouts, 0);
-    assert.equal(total[11], int(all));
+    assert.equal(total[10], int(all));
   });
 
   test('WHALE: Open Report runs whale report for the picked runs and opens its rendered preview beside the dashboard', async function () {

@@ -24,6 +24,20 @@ const int = (x: number) => Math.round(x).toLocaleString('en-US');
 const methodKey = (m: { domain: string; method: string }) => `${m.domain} · ${m.method}`;
 const runLabel = (r: DashboardRun) => `${r.method}${r.seed !== null ? ` seed ${r.seed}` : ''} · ${r.id}`;
 
+/** A run's name in a chart legend: method and seed, with the domain, then the id, only where needed to tell runs apart. */
+function shortNames(runs: readonly DashboardRun[]): Map<string, string> {
+  const base = (r: DashboardRun) => `${r.method}${r.seed !== null ? ` seed ${r.seed}` : ''}`;
+  const count = (f: (r: DashboardRun) => string) => {
+    const n = new Map<string, number>();
+    for (const r of runs) n.set(f(r), (n.get(f(r)) ?? 0) + 1);
+    return n;
+  };
+  const byBase = count(base);
+  const withDomain = (r: DashboardRun) => (byBase.get(base(r))! > 1 ? `${r.domain} · ${base(r)}` : base(r));
+  const byDomain = count(withDomain);
+  return new Map(runs.map((r) => [r.id, byDomain.get(withDomain(r))! > 1 ? `${withDomain(r)} · ${r.id}` : withDomain(r)]));
+}
+
 let snapshot: DashboardSnapshot | undefined;
 const saved = DashboardState.safeParse(vscode.getState() ?? {});
 let selection: { runs: string[] | undefined; methods: string[] | undefined; focus: string | undefined } = {
@@ -74,13 +88,14 @@ new ResizeObserver(() => {
 function defaults(s: DashboardSnapshot): void {
   const ids = s.runs.map((r) => r.id);
   const keys = s.methods.map(methodKey);
-  const multi = s.methods.filter((m) => m.runs.length > 1).map(methodKey);
-  // A few runs are overlaid one by one; a grid of seeds starts as its method means.
-  if (selection.runs === undefined) selection.runs = multi.length > 0 ? [] : ids;
+  if (!selection.focus || !ids.includes(selection.focus)) selection.focus = selection.runs?.find((id) => ids.includes(id)) ?? [...ids].sort().pop();
+  const domain = s.runs.find((r) => r.id === selection.focus)?.domain;
+  // A few runs are overlaid one by one; a grid of seeds starts as the method means of the detail run's domain.
+  const multi = s.methods.filter((m) => m.runs.length > 1 && m.domain === domain).map(methodKey);
+  if (selection.runs === undefined) selection.runs = ids.length <= 4 || multi.length === 0 ? ids : [];
   if (selection.methods === undefined) selection.methods = multi;
   selection.runs = selection.runs.filter((id) => ids.includes(id));
   selection.methods = selection.methods.filter((k) => keys.includes(k));
-  if (!selection.focus || !ids.includes(selection.focus)) selection.focus = selection.runs[0] ?? [...ids].sort().pop();
 }
 
 function checkbox(list: HTMLElement, value: string, label: string, checked: boolean, color: string | undefined, onChange: (on: boolean) => void): void {
@@ -93,7 +108,8 @@ function checkbox(list: HTMLElement, value: string, label: string, checked: bool
   c.addEventListener('change', () => onChange(c.checked));
   const sw = document.createElement('span');
   sw.className = 'swatch';
-  if (color) sw.style.background = color;
+  if (color && checked) sw.style.background = color;
+  else sw.classList.add('off');
   l.append(c, sw, document.createTextNode(label));
   list.appendChild(l);
 }
@@ -207,9 +223,10 @@ function drawCurves(s: DashboardSnapshot, focus: DashboardRun | undefined): { se
   const colors = seriesColors(s);
   const runs = s.runs.filter((r) => selection.runs!.includes(r.id) && r.curve.length > 0);
   const methods = s.methods.filter((m) => selection.methods!.includes(methodKey(m)) && m.curve.length > 0);
+  const names = shortNames(s.runs);
   const bands: Band[] = [
     ...runs.map((r) => ({
-      label: runLabel(r),
+      label: names.get(r.id)!,
       color: colors.get(`run:${r.id}`)!,
       dashed: false,
       at: (x: number) => stepAt(r.curve, x, (p) => p.y),
@@ -267,7 +284,7 @@ function drawCurves(s: DashboardSnapshot, focus: DashboardRun | undefined): { se
     data.push(xs.map((x) => (x === t.run.test!.x ? t.run.test!.mean : null)));
     points++;
     series.push({
-      label: `sealed test · ${t.run.id}`,
+      label: `sealed test · ${names.get(t.run.id)}`,
       stroke: t.color,
       paths: () => null,
       points: { show: true, size: 11, fill: t.color, stroke: 'white', width: 1.5 },
@@ -309,7 +326,7 @@ function drawTraining(r: DashboardRun | undefined): void {
     'chart-training',
     {
       height: 240,
-      scales: { x: { time: false }, y: { range: [0, 1] }, loss: { auto: true } },
+      scales: { x: { time: false, range: (_u, min, max) => [min - 0.6, max + 0.6] }, y: { range: [0, 1] }, loss: { auto: true } },
       axes: [
         { label: 'global weight step', stroke: 'currentColor', grid: GRID, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500] },
         { ...yPct, label: 'fraction of rollouts' },
@@ -372,6 +389,7 @@ function drawRounds(r: DashboardRun | undefined): void {
     const [p, rd] = k.split('/');
     return `H${p}·r${rd}`;
   });
+  const phaseStarts = [...new Set(r.candidates.map((c) => c.phase))].map((phase) => ({ phase, at: rounds.findIndex((k) => k.startsWith(`${phase}/`)) + 1 }));
   const placed = r.candidates
     .map((c) => {
       const at = rounds.indexOf(`${c.phase}/${c.round}`);
@@ -392,10 +410,14 @@ function drawRounds(r: DashboardRun | undefined): void {
           label: 'harness phase · round',
           stroke: 'currentColor',
           grid: GRID,
-          splits: () => rounds.map((_, i) => i + 1),
-          values: (_u, ticks) => ticks.map((t) => names[Math.round(t) - 1] ?? ''),
+          // Round numbers under the points (every nth when they would overlap); phase names at the top.
+          splits: (u) => {
+            const every = Math.max(1, Math.ceil((rounds.length * 30) / Math.max(1, u.bbox.width / devicePixelRatio)));
+            return rounds.map((_, i) => i + 1).filter((i) => (i - 1) % every === 0);
+          },
+          values: (_u, ticks) => ticks.map((t) => `r${rounds[Math.round(t) - 1]?.split('/')[1] ?? ''}`),
         },
-        { ...yPct, label: 'candidate mean@k (harness split)' },
+        { ...yPct, label: 'mean@k (harness split)' },
       ],
       series: [
         { label: 'round', value: (_u, v) => (v === null ? '—' : (names[Math.round(v) - 1] ?? '')) },
@@ -428,6 +450,10 @@ function drawRounds(r: DashboardRun | undefined): void {
               ctx.lineTo(x, u.bbox.top + u.bbox.height);
               ctx.stroke();
             }
+            ctx.fillStyle = PHASE_TEXT.harness;
+            ctx.font = `${Math.round(10 * devicePixelRatio)}px sans-serif`;
+            ctx.textBaseline = 'top';
+            for (const p of phaseStarts) ctx.fillText(`H${p.phase}`, u.valToPos(p.at - 0.45, 'x', true), u.bbox.top + 3 * devicePixelRatio);
             ctx.restore();
           },
         ],
@@ -471,8 +497,8 @@ const DIAG_COLUMNS: [string, string, (v: number) => string][] = [
   ['pass', 'pass', (v) => pct(v)],
   ['truncated', 'truncated', (v) => pct(v)],
   ['noAnswer', 'no answer', (v) => pct(v)],
-  ['extractionFailure', 'extraction failure', (v) => pct(v)],
-  ['harnessFailure', 'harness failure', (v) => pct(v)],
+  ['extractionFailure', 'extraction fail', (v) => pct(v)],
+  ['harnessFailure', 'harness fail', (v) => pct(v)],
   ['infraFailure', 'infra', (v) => pct(v)],
   ['toolCallsPerRollout', 'tool calls', (v) => v.toFixed(2)],
   ['modelCallsPerRollout', 'model calls', (v) => v.toFixed(2)],
@@ -505,9 +531,8 @@ function drawDiagnostics(r: DashboardRun | undefined): void {
 function drawLedger(s: DashboardSnapshot): void {
   const header = [
     'run',
-    'method',
+    'method · seed',
     'domain',
-    'seed',
     'status',
     'phases',
     'best val',
@@ -523,9 +548,8 @@ function drawLedger(s: DashboardSnapshot): void {
     const l = r.ledger;
     return [
       r.id,
-      r.method,
+      `${r.method} · ${r.seed === null ? '—' : r.seed}`,
       r.domain,
-      r.seed === null ? '—' : String(r.seed),
       r.status,
       r.phaseSequence,
       pct(r.best),
@@ -548,7 +572,6 @@ function drawLedger(s: DashboardSnapshot): void {
       '',
       '',
       '',
-      '',
       int(sum((r) => r.ledger.trainingRollouts)),
       int(sum((r) => r.ledger.searchRollouts)),
       int(sum((r) => r.ledger.trainingRollouts + r.ledger.searchRollouts)),
@@ -558,7 +581,7 @@ function drawLedger(s: DashboardSnapshot): void {
     ]);
   }
   const table = $('ledger') as HTMLTableElement;
-  fill(table, header, rows, 6);
+  fill(table, header, rows, 5);
   s.runs.forEach((r, i) => {
     const row = table.tBodies[0].rows[i];
     row.title = r.reason;
