@@ -559,6 +559,7 @@ function researcherDashboardSteps() {
           ledgerCut: document.querySelector('#ledger').scrollWidth > document.querySelector('#ledger').parentElement.clientWidth + 1,
         }));
         assert.deepEqual(layout, { columns: 2, ledgerCut: false });
+        await page.mouse.move(900, 500); // no tab tooltip over the picture
         say(`dashboard detail: ${curve.length - 1} curve series, ${diagnostics.length} diagnostics rows, ledger ${row.slice(7, 11).join(' / ')}`);
       },
     },
@@ -584,7 +585,11 @@ function researcherDashboardSteps() {
                   return { images: imgs.length, loaded: imgs.filter((i) => i.complete && i.naturalWidth > 0).length, text: document.body.innerText };
                 })
                 .catch(() => undefined);
-              if (r && r.images >= 2 && r.loaded === r.images) return r;
+              if (r && r.images >= 2 && r.loaded === r.images) {
+                // The picture shows the first chart, not only the table above it.
+                await f.evaluate(() => document.images[0].scrollIntoView({ block: 'center' }));
+                return r;
+              }
             }
             return undefined;
           },
