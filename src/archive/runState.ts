@@ -147,3 +147,17 @@ export function foldRun(entries: readonly JournalEntry[]): RunState {
   }
   return s;
 }
+
+/**
+ * Training + search rollouts spent after each journal entry (the curve's x-axis, entry by entry),
+ * counted exactly as foldRun counts them, so a phase's span lines up with its validation point.
+ */
+export function cumulativeRollouts(entries: readonly JournalEntry[]): number[] {
+  const seen = new Map<string, number>();
+  let spent = 0;
+  return entries.map((e) => {
+    const category = CATEGORY[e.type];
+    if (category === 'trainingRollouts' || category === 'searchRollouts') spent += spentBy(e, seen);
+    return spent;
+  });
+}

@@ -625,3 +625,27 @@ export function runToReach(run: RunSummary, table: MethodTable): number | undefi
     peak,
   );
 }
+
+const short = (h: string | undefined) => (h ? h.slice(0, 8) : '—');
+
+/** "incumbent → archive best: accepted (why)" for a harness phase's acceptance. */
+export function acceptanceText(a: AcceptanceInfo | undefined): string {
+  if (!a) return '—';
+  const notes: string[] = [];
+  if (a.incumbent !== undefined && a.chosen === a.incumbent) notes.push('kept the incumbent');
+  if (a.olderCandidate) notes.push('returned to an older candidate');
+  if (a.changedChoice) notes.push(`paired rule overrode the archive best \`${short(a.archiveBest)}\``);
+  else if (a.pairedUsed) notes.push('paired rule agreed');
+  return `${a.rule}: \`${short(a.chosen)}\`${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`;
+}
+
+/** "W(4) H W(4) H*": the run's phases in order. */
+export function phaseSequence(r: RunSummary): string {
+  if (r.phases.length === 0) return '—';
+  return r.phases
+    .map(
+      (p) =>
+        `${p.kind === 'weight' ? `W(${p.steps ?? 0})` : p.kind === 'harness' ? (p.iterations !== undefined ? `H(${p.iterations})` : 'H') : '?'}${p.completed ? '' : '*'}`,
+    )
+    .join(' ');
+}

@@ -4,12 +4,13 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { TopLevelSpec } from 'vega-lite';
 import {
+  acceptanceText,
   cellLabel,
   methodTable,
+  phaseSequence,
   runToReach,
   scheduleGrids,
   summarizeRun,
-  type AcceptanceInfo,
   type MethodTable,
   type PhaseInfo,
   type RunSummary,
@@ -25,6 +26,7 @@ import { ResultStore } from '../archive/resultStore.js';
 import { loadRuns, type LoadedRuns } from './runs.js';
 import { groupingTitle, runSourceTables, sourceTableBlock, type SourceTable } from './bySource.js';
 export { loadRuns, type LoadedRuns };
+export { acceptanceText, phaseSequence };
 
 // ---- formatting -------------------------------------------------------------------------------
 
@@ -449,28 +451,6 @@ function phaseWork(p: PhaseInfo): string {
   if (p.kind === 'weight') return `${p.steps ?? 0} step(s)`;
   if (p.kind === 'harness') return `${p.scored ?? 0} scored, ${p.invalid ?? 0} invalid`;
   return '—';
-}
-
-/** "incumbent → archive best: accepted (why)" for a harness phase's acceptance. */
-export function acceptanceText(a: AcceptanceInfo | undefined): string {
-  if (!a) return '—';
-  const notes: string[] = [];
-  if (a.incumbent !== undefined && a.chosen === a.incumbent) notes.push('kept the incumbent');
-  if (a.olderCandidate) notes.push('returned to an older candidate');
-  if (a.changedChoice) notes.push(`paired rule overrode the archive best \`${short(a.archiveBest)}\``);
-  else if (a.pairedUsed) notes.push('paired rule agreed');
-  return `${a.rule}: \`${short(a.chosen)}\`${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`;
-}
-
-/** "W(4) H W(4) H*": the run's phases in order. */
-export function phaseSequence(r: RunSummary): string {
-  if (r.phases.length === 0) return '—';
-  return r.phases
-    .map(
-      (p) =>
-        `${p.kind === 'weight' ? `W(${p.steps ?? 0})` : p.kind === 'harness' ? (p.iterations !== undefined ? `H(${p.iterations})` : 'H') : '?'}${p.completed ? '' : '*'}`,
-    )
-    .join(' ');
 }
 
 // ---- writing -----------------------------------------------------------------------------------

@@ -134,7 +134,10 @@ test('methodTable: a method configured with several (E, I) gets a row per cell, 
   assert.deepEqual(llm.proposers, ['llm (anthropic claude-x)']);
   // the editor's dashboard draws a curve per row, named as the row
   assert.deepEqual(
-    dashboardSnapshot(summaries(), { store: 's' }).methods.map((m) => m.method),
+    dashboardSnapshot(
+      gridStore().map((run) => ({ run, summary: summarizeRun(run) })),
+      { store: 's' },
+    ).methods.map((m) => m.method),
     ['whale (E 0.25, I 2)', 'whale (E 0.25, I 6)', 'whale (E 0.5, I 2)', 'weight-only', 'whale'],
   );
 });

@@ -497,6 +497,131 @@ const STEPS = [
   },
 ];
 
+// ---- The researcher's dashboard and `whale report` beside it (issue #16, items 2 and 7) ----------
+// Right after the dashboard step: the same dashboard read at 1400×900 (curves with phases, training
+// signals, candidates per round, diagnostics, the ledger), then its Open Report button.
+function researcherDashboardSteps() {
+  const VIEWPORT = { width: 1440, height: 840 }; // openWindow's, restored after these steps
+  /** The frame holding the dashboard's document (an iframe in the webview's iframe). */
+  const dashboardFrame = () =>
+    until('the dashboard webview document', async () => {
+      for (const f of page.frames())
+        if (
+          (await f
+            .locator('#chart-curve')
+            .count()
+            .catch(() => 0)) > 0
+        )
+          return f;
+      return undefined;
+    });
+  const texts = (frame, selector) => frame.locator(selector).allTextContents();
+  return [
+    {
+      name: 'dashboard-detail',
+      shot: 'dashboard-detail.png',
+      caption:
+        "The dashboard at 1400×900: best-so-far with ±se bands, the run's W/H phases shaded and its sealed test; training signals per weight step; candidates per round, the accepted one marked; diagnostics per phase; the whole ledger",
+      async run() {
+        await page.setViewportSize({ width: 1400, height: 900 });
+        await ui.palette('View: Hide Panel'); // the note's Comments panel would take half the height
+        const [run] = runIds().slice(-1);
+        const entries = journal(run);
+        const frame = await dashboardFrame();
+        for (const chart of ['#chart-curve', '#chart-training', '#chart-rounds']) await frame.locator(`${chart} canvas`).first().waitFor({ timeout: 60_000 });
+        await frame.locator('#ledger tbody tr', { hasText: run }).waitFor({ timeout: 60_000 });
+        const legend = (id) => texts(frame, `#${id} .u-legend .u-series:not(.whale-hidden) .u-label`);
+        const [curve, training, rounds] = [await legend('chart-curve'), await legend('chart-training'), await legend('chart-rounds')];
+        assert.deepEqual(curve.slice(1), ['whale seed 0', 'sealed test · whale seed 0'], `curve legend: ${curve}`);
+        assert.deepEqual(training.slice(1, 4), ['mean reward', 'accepted', 'truncation']);
+        assert.deepEqual(rounds.slice(1), ['candidate', 'accepted']);
+        assert.equal(await frame.locator('#focus').inputValue(), run, 'the detail charts show the run');
+        const acceptance = entries.find((e) => e.type === 'acceptance');
+        const [accepted] = await texts(frame, '#acceptances li');
+        assert.match(accepted, new RegExp(`^H${acceptance.phase}: ${acceptance.rule}: ${acceptance.chosen.slice(0, 8)}`));
+        const diagnostics = await frame.locator('#diagnostics tbody tr').evaluateAll((rows) => rows.map((r) => [...r.cells].map((c) => c.textContent)));
+        assert.deepEqual(
+          diagnostics.map((r) => `${r[0]} ${r[1]}`),
+          ['start val', 'W0 weight', 'W0 val', 'H1 harness', 'H1 val', 'test test'],
+        );
+        const status = JSON.parse(whale('status', '--json').stdout)[0].state.ledger;
+        const row = await frame.locator('#ledger tbody tr', { hasText: run }).locator('td').allTextContents();
+        const int = (x) => Math.round(x).toLocaleString('en-US');
+        assert.deepEqual(row.slice(7, 11), [
+          int(status.trainingRollouts),
+          int(status.searchRollouts),
+          int(status.trainingRollouts + status.searchRollouts),
+          int(status.evalRollouts),
+        ]);
+        // Reads at a glance: two columns of cards, and the ledger whole without scrolling sideways.
+        const layout = await frame.evaluate(() => ({
+          columns: getComputedStyle(document.querySelector('.grid')).gridTemplateColumns.split(' ').length,
+          ledgerCut: document.querySelector('#ledger').scrollWidth > document.querySelector('#ledger').parentElement.clientWidth + 1,
+        }));
+        assert.deepEqual(layout, { columns: 2, ledgerCut: false });
+        await page.mouse.move(900, 500); // no tab tooltip over the picture
+        say(`dashboard detail: ${curve.length - 1} curve series, ${diagnostics.length} diagnostics rows, ledger ${row.slice(7, 11).join(' / ')}`);
+      },
+    },
+    {
+      name: 'report-preview',
+      shot: 'report-preview.png',
+      noFinalShot: true,
+      caption: "The dashboard's Open Report: the real whale report of the picked runs, rendered as a Markdown preview beside the dashboard, charts included",
+      async run() {
+        const [run] = runIds().slice(-1);
+        const frame = await dashboardFrame();
+        await frame.locator('#report').click();
+        await page.locator('.tab', { hasText: 'Preview report.md' }).waitFor({ timeout: 120_000 });
+        const shown = await until(
+          'the rendered report with its charts loaded',
+          async () => {
+            for (const f of page.frames()) {
+              const r = await f
+                .evaluate(() => {
+                  const h1 = document.querySelector('h1');
+                  if (!h1 || !/WHALE report/.test(h1.textContent ?? '')) return undefined;
+                  const imgs = [...document.images];
+                  return { images: imgs.length, loaded: imgs.filter((i) => i.complete && i.naturalWidth > 0).length, text: document.body.innerText };
+                })
+                .catch(() => undefined);
+              if (r && r.images >= 2 && r.loaded === r.images) {
+                // The picture shows the first chart, not only the table above it.
+                await f.evaluate(() => document.images[0].scrollIntoView({ block: 'center' }));
+                return r;
+              }
+            }
+            return undefined;
+          },
+          120_000,
+          1000,
+        );
+        assert.match(shown.text, new RegExp(run));
+        // Beside the dashboard: two editor groups, the dashboard in one and the preview in the other.
+        const groups = await page
+          .locator('.editor-group-container')
+          .evaluateAll((gs) => gs.map((g) => [...g.querySelectorAll('.tab')].map((t) => t.textContent)));
+        const withPreview = groups.findIndex((tabs) => tabs.some((t) => /Preview report\.md/.test(t)));
+        const withDashboard = groups.findIndex((tabs) => tabs.some((t) => /WHALE Dashboard/.test(t)));
+        assert.ok(withPreview >= 0 && withDashboard >= 0 && withPreview !== withDashboard, JSON.stringify(groups));
+        // In its half of the editor the dashboard reflows to one column of cards.
+        await until('the dashboard in one column', async () =>
+          (await frame.evaluate(() => getComputedStyle(document.querySelector('.grid')).gridTemplateColumns.split(' ').length)) === 1 ? true : undefined,
+        );
+        await page.waitForTimeout(500);
+        await page.screenshot({ path: join(outDir, 'report-preview.png') });
+        say(`report preview: ${shown.images} charts loaded beside the dashboard`);
+        // Leave the workbench as the next steps expect it: the preview closed, the window its usual size.
+        await page.locator('.tab', { hasText: 'Preview report.md' }).click();
+        await ui.palette('View: Close Editor');
+        await page.locator('.tab', { hasText: 'Preview report.md' }).waitFor({ state: 'detached', timeout: 30_000 });
+        await page.setViewportSize(VIEWPORT);
+      },
+    },
+  ];
+}
+STEPS.splice(STEPS.findIndex((s) => s.name === 'dashboard') + 1, 0, ...researcherDashboardSteps());
+
 let failed = 0;
 let passed = 0;
 for (const step of STEPS) {

@@ -6,7 +6,7 @@
 // fresh snapshot when it becomes visible again, and a serializer restores it after a reload.
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { FromWebview, type DashboardSnapshot, type ToWebview } from '../../core/dashboardContract.js';
+import { FromWebview, type DashboardSnapshot, type DrawnView, type ToWebview } from '../../core/dashboardContract.js';
 import { loadDashboard } from '../../report/dashboardData.js';
 
 export const DASHBOARD_VIEW_TYPE = 'whale.dashboard';
@@ -15,6 +15,8 @@ export interface DrawnReport {
   series: number;
   points: number;
   runs: number;
+  /** What the webview's DOM shows (chart legends, table cells, the picker), read back after drawing. */
+  view?: DrawnView;
 }
 
 export class DashboardPanel implements vscode.Disposable {
@@ -82,6 +84,12 @@ export class DashboardPanel implements vscode.Disposable {
     this.panel.webview.postMessage(msg);
   }
 
+  /** Picks what the charts overlay and which run the detail charts show (as a person ticks them in the list). */
+  select(runs: string[], methods: string[], focus?: string): void {
+    const msg: ToWebview = { type: 'select', runs, methods, focus };
+    this.panel.webview.postMessage(msg);
+  }
+
   /** What the webview reported it drew last (waits for the next report when `next`). */
   drawn(next = false): Promise<DrawnReport> {
     if (this.lastDrawn && !next) return Promise.resolve(this.lastDrawn);
@@ -101,9 +109,13 @@ export class DashboardPanel implements vscode.Disposable {
         this.refresh();
         break;
       case 'drawn':
-        this.lastDrawn = { series: msg.series, points: msg.points, runs: msg.runs };
+        this.lastDrawn = { series: msg.series, points: msg.points, runs: msg.runs, view: msg.view };
         this.log.info(`dashboard drew ${msg.series} series, ${msg.points} points, ${msg.runs} runs`);
         this.drawnWaiters.splice(0).forEach((r) => r(this.lastDrawn!));
+        break;
+      case 'report':
+        // Beside the dashboard: the preview opens in the next column.
+        void vscode.commands.executeCommand('whale.openReport', { runs: msg.runs });
         break;
       case 'error':
         this.log.error(`dashboard webview: ${msg.message}`);
@@ -125,10 +137,21 @@ export class DashboardPanel implements vscode.Disposable {
 <title>WHALE Dashboard</title>
 </head>
 <body>
-<header><h1>WHALE</h1><span id="store"></span><button id="refresh" type="button">Refresh</button></header>
+<header><h1>WHALE</h1><span id="store"></span><button id="report" type="button" title="whale report of the picked runs, opened as a preview beside the dashboard">Open Report</button><button id="refresh" type="button">Refresh</button></header>
 <p id="message"></p>
-<section><h2>Best-so-far validation mean@k against cumulative rollouts</h2><div id="chart"></div></section>
-<section><h2>Budget ledger</h2><table id="ledger"></table></section>
+<section id="picker" aria-label="what the charts show">
+<div class="pick-group"><h3>Runs</h3><div id="pick-runs" class="picks"></div></div>
+<div class="pick-group"><h3>Method means (band: ± 1 sd over seeds)</h3><div id="pick-methods" class="picks"></div></div>
+<div class="pick-group"><h3>Detail for</h3><select id="focus" aria-label="the run the detail charts show"></select></div>
+</section>
+<div class="grid">
+<section class="card"><h2>Best-so-far validation against cumulative rollouts</h2><p class="note">Band: ± 1 se (runs) or ± 1 sd over seeds (means); shaded: the detail run's W/H phases; large dot: its sealed test ± se.</p><div id="chart-curve" data-chart></div></section>
+<section class="card"><h2>Training signals per weight step</h2><p class="note" id="focus-name"></p><div id="chart-training" data-chart></div></section>
+<section class="card"><h2>Candidate scores per round</h2><p class="note">Each harness candidate's mean@k ± se on the harness split; the accepted one in red.</p><div id="chart-rounds" data-chart></div></section>
+<section class="card"><h2>Accepted per harness phase</h2><p class="note">The rule, the harness it accepted, and why.</p><ul id="acceptances"></ul></section>
+<section class="card wide"><h2>Diagnostics per phase</h2><p class="note" id="diagnostics-note"></p><div class="scroll"><table id="diagnostics"></table></div></section>
+</div>
+<section><h2>Budget ledger</h2><div class="scroll"><table id="ledger"></table></div></section>
 <script nonce="${nonce}" src="${media('dashboard.js')}"></script>
 </body>
 </html>`;

@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import { register } from '../commands.js';
 import { DashboardPanel, DASHBOARD_VIEW_TYPE } from '../dashboard/panel.js';
+import { registerReportCommand } from '../dashboard/reportCommand.js';
 import { Annotations, AnnotationsProvider } from './annotations.js';
 import { TranscriptDecorations } from './decorations.js';
 import { fromUri, showTrajectory, TranscriptDocuments } from './documents.js';
@@ -161,4 +162,9 @@ export function registerTrajectoryFeatures(context: vscode.ExtensionContext, dep
     return { shown, candidates: await Promise.all(candidates.map(item)), tasks: [], rollouts: [] };
   });
   command(context, log, 'whale.dashboard.drawn', (next?: boolean) => DashboardPanel.active?.drawn(next === true));
+  // For tests and commands that open the dashboard on runs: tick them in its list, as a person would.
+  command(context, log, 'whale.dashboard.select', (runs: string[], methods: string[] = [], focus?: string) =>
+    DashboardPanel.active?.select(runs, methods, focus),
+  );
+  registerReportCommand(context, log, projectStoreDir);
 }
