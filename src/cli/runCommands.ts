@@ -99,12 +99,21 @@ export async function runStep(values: Values): Promise<number> {
   return runAndReport(engine, values, { maxPhases: 1 });
 }
 
+/** 128 + SIGINT, as shells report a command stopped by Ctrl-C. */
+const EXIT_INTERRUPTED = 130;
+
 /** Runs the engine and prints the outcome; a failure is recorded in the run before it propagates, and the engine always closes. */
 async function runAndReport(engine: Engine, values: Values, opts?: Parameters<Engine['run']>[0]): Promise<number> {
   try {
     report(values, await engine.run(opts), engine.runId);
     return 0;
   } catch (e) {
+    if (engine.interrupted) {
+      // Ctrl-C or SIGTERM cut a unit short (a training call or an evaluation aborts with the signal):
+      // what finished before it is journaled or cached, so this is a stop, not a crash.
+      console.error(`whale: interrupted (${(e as Error).message}); what finished is kept: resume with \`whale run --run ${engine.runId}\``);
+      return EXIT_INTERRUPTED;
+    }
     engine.noteFailure(e);
     throw e;
   } finally {

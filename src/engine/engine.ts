@@ -76,6 +76,11 @@ export class Engine {
     return this.ctx.runId;
   }
 
+  /** True once the caller's signal asked the run to stop (Ctrl-C): a unit cut short by it is not a failure. */
+  get interrupted(): boolean {
+    return this.ctx.signal.aborted;
+  }
+
   state(): RunState {
     return foldRun(this.ctx.journal.all());
   }
