@@ -4,6 +4,7 @@
 import { WhaleError } from '../core/errors.js';
 import { type DomainContext, harnessDir, parseOptions } from './common.js';
 import { CHESS_ID, createChessDomain } from './chess/index.js';
+import { KBCHAIN_ID, createKbchainDomain } from './kbchain.js';
 import { KBQA_ID, createKbqaDomain } from './kbqa.js';
 import { MATH_ID, MATH_TITLE, createMathDomain } from './math/index.js';
 import { RAMBLE_ID, createRambleDomain } from './ramble.js';
@@ -40,6 +41,13 @@ const REGISTRY: readonly DomainEntry[] = [
     regime: 'weight-dominated',
     summary: 'copy a value stated in the question in one 24-token call; the base model rambles, only training fixes it.',
     create: (o, c) => createRambleDomain(parseOptions(RAMBLE_ID, o), c),
+  },
+  {
+    id: KBCHAIN_ID,
+    title: 'kbchain — multi-hop search where the weights and the harness bind',
+    regime: 'mixed',
+    summary: 'multi-hop search where rambling needs the weights, retrieval needs the harness, and chaining needs both in turn.',
+    create: (o, c) => createKbchainDomain(parseOptions(KBCHAIN_ID, o), c),
   },
   {
     id: SEARCHQA_ID,
