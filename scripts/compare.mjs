@@ -6,7 +6,7 @@
 // search is ≈ 5% of a cycle as in the paper. Runs already finished are skipped (cached), so the
 // script can be stopped and started again.
 //
-//   node scripts/compare.mjs [--seeds 0,1,2] [--domains kbqa,ramble] [--methods whale,...] [--jobs 2]
+//   node scripts/compare.mjs [--seeds 0,1,2] [--domains kbqa,ramble,kbchain] [--methods whale,...] [--jobs 2]
 //                            [--modes equal-total,matched-steps] [--budget 8700] [--val 96] [--test 192]
 //                            (--budget: rollouts of an equal-total run; --val/--test: task counts)
 import { spawn, spawnSync } from 'node:child_process';
@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 const { values } = parseArgs({
   options: {
     seeds: { type: 'string', default: '0,1,2' },
-    domains: { type: 'string', default: 'kbqa,ramble' },
+    domains: { type: 'string', default: 'kbqa,ramble,kbchain' },
     methods: { type: 'string', default: 'whale,adaptive,stagewise,weight-only,harness-only,fst' },
     jobs: { type: 'string', default: '2' },
     modes: { type: 'string', default: 'equal-total,matched-steps' },
@@ -32,6 +32,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const whale = join(root, 'bin', 'whale.js');
 const base = join(root, values.dir);
 const store = join(base, '.whale');
+// kbchain's habits (rambling in every call, rare chaining) are in its continued checkpoint (src/domains/README.md).
+const MODEL = { kbchain: join(root, 'resources', 'model', 'kbchain') };
 
 function project(domain, mode) {
   const dir = join(base, mode === 'equal-total' ? domain : `${domain}-${mode}`);
@@ -45,6 +47,7 @@ function project(domain, mode) {
         name: `compare-${domain}`,
         domain: { id: domain, options: { sizes: { weight: 512, val: Number(values.val), test: Number(values.test) } } },
         harness: 'harnesses/h0',
+        ...(MODEL[domain] ? { backend: { kind: 'embedded', model: MODEL[domain] } } : {}),
         store: '../.whale',
         evaluation: { k: 4, split: 'val', seed: 0, concurrency: 32 },
         rsft: { batchPrompts: 32, groupSize: 8, learningRate: 1e-4, minibatch: 8, loss: 'token-mean' },

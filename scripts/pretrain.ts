@@ -66,7 +66,8 @@ const config = init?.model.config ?? modelConfig(tokenizer.size);
 const model = init?.model ?? createModel(config, seed);
 if (init) {
   const missing = requiredWords().filter((w) => tokenizer.encode(w).length !== 1);
-  if (missing.length > 0) throw new Error(`--init ${values.init}: its frozen vocabulary lacks ${missing.length} required words (${missing.slice(0, 5).join(', ')}…)`);
+  if (missing.length > 0)
+    throw new Error(`--init ${values.init}: its frozen vocabulary lacks ${missing.length} required words (${missing.slice(0, 5).join(', ')}…)`);
 }
 console.log(`vocabulary ${tokenizer.size} tokens; model ${JSON.stringify(config)}; ${parameterCount(config)} parameters`);
 

@@ -43,13 +43,6 @@ const REGISTRY: readonly DomainEntry[] = [
     create: (o, c) => createRambleDomain(parseOptions(RAMBLE_ID, o), c),
   },
   {
-    id: KBCHAIN_ID,
-    title: 'kbchain — multi-hop search where the weights and the harness bind',
-    regime: 'mixed',
-    summary: 'multi-hop search where rambling needs the weights, retrieval needs the harness, and chaining needs both in turn.',
-    create: (o, c) => createKbchainDomain(parseOptions(KBCHAIN_ID, o), c),
-  },
-  {
     id: SEARCHQA_ID,
     title: 'searchqa — open-domain QA with a search tool (Search-R1 data, 7 QA sets)',
     regime: 'harness-dominated',
@@ -74,6 +67,13 @@ const REGISTRY: readonly DomainEntry[] = [
     summary: 'find the solution of Lichess puzzles (their CSV) move by move; the harness may check legality but never compute a move.',
     h0: 'chess-h0',
     create: (o, c) => createChessDomain(o, c),
+  },
+  {
+    id: KBCHAIN_ID,
+    title: 'kbchain — multi-hop search where the weights and the harness bind',
+    regime: 'mixed',
+    summary: 'multi-hop search where rambling needs the weights, retrieval needs the harness, and chaining needs both in turn.',
+    create: (o, c) => createKbchainDomain(parseOptions(KBCHAIN_ID, o), c),
   },
 ];
 

@@ -187,7 +187,11 @@ export const kbchainDefinition = defineDomain<BuiltinDomainOptions, KbchainPriva
   regime: 'mixed',
   options: BuiltinDomainOptions,
   tasks({ options, secret }) {
-    if (options.tasksFile) throw new InputError({ file: 'whale.config.json', field: 'domain.options.tasksFile' }, 'kbchain generates its tasks from the project secret and reads no tasks file');
+    if (options.tasksFile)
+      throw new InputError(
+        { file: 'whale.config.json', field: 'domain.options.tasksFile' },
+        'kbchain generates its tasks from the project secret and reads no tasks file',
+      );
     const sizes = effectiveSizes(KBCHAIN_SIZES, options);
     const gen = (split: Split) => () =>
       inputsOf(

@@ -38,7 +38,10 @@ test('kbchain: registered; fixed, disjoint splits that depend on the project sec
     assert.equal(a.length, kbchain.splitSizes[s]);
     assert.deepEqual(again.tasks(s), a);
     const b = other.tasks(s);
-    assert.ok(a.every((t, i) => t.id !== b[i].id && t.id.startsWith('kbchain-')), `${s}: task ids depend on the secret`);
+    assert.ok(
+      a.every((t, i) => t.id !== b[i].id && t.id.startsWith('kbchain-')),
+      `${s}: task ids depend on the secret`,
+    );
     assert.notDeepEqual(
       a.slice(0, 20).map((t) => t.public.question),
       b.slice(0, 20).map((t) => t.public.question),
@@ -79,6 +82,14 @@ test('kbchain: registered; fixed, disjoint splits that depend on the project sec
 test('kbchain harness code renders exactly the corpus transcripts under random knob settings; corpus words are the frozen vocabulary', async () => {
   const { def, manifest } = await loadHarness(H0);
   assert.deepEqual(manifest.settings, { topk: 1, maxSearches: 1, parse: 'strict', formatRetries: 0 });
+  // The harness fix is inside the space the knob proposer explores (knob domains of h0's harness.json).
+  for (const [k, v] of Object.entries(FIX)) {
+    const spec = manifest.knobs[k];
+    if (spec.type === 'int') assert.ok(typeof v === 'number' && v >= spec.min && v <= spec.max, k);
+    else if (spec.type === 'enum') assert.ok(spec.values.includes(v), k);
+    else assert.fail(`${k}: unexpected knob type ${spec.type}`);
+  }
+  assert.ok(!Object.keys(manifest.knobs).some((k) => /temperature|top_p|token/i.test(k)), 'no sampler or token-limit knob');
   const words = new Set(requiredWords());
   const pick = new Rng(5);
   const tasks = kbchain.tasks('harness');
@@ -100,7 +111,7 @@ test('kbchain harness code renders exactly the corpus transcripts under random k
   // The continued-pretraining stream mixes all three domains; kbchain transcripts are half of it.
   const stream = pretrainingTranscripts(3, KBCHAIN_CORPUS_MIX);
   let chain = 0;
-  for (let i = 0; i < 400; i++) if (/^find the/.test(stream.next().value!.find((m) => m.role === 'user')!.content)) chain++;
+  for (let i = 0; i < 400; i++) if (/^find the/.test(stream.next().value!.find((m: ChatMessage) => m.role === 'user')!.content)) chain++;
   assert.ok(chain > 160 && chain < 240, `kbchain share ${chain}/400`);
 });
 
@@ -118,7 +129,13 @@ test('kbchain rules: a harness may not chain for the model; the answer must be t
     usage: { promptTokens: 0, completionTokens: 0 },
     latencyMs: 0,
   });
-  const search = (query: string) => ({ t: 0, type: 'tool' as const, name: 'search', args: { query }, observation: kbchain.tools[0].call({ query }, t) as string });
+  const search = (query: string) => ({
+    t: 0,
+    type: 'tool' as const,
+    name: 'search',
+    args: { query },
+    observation: kbchain.tools[0].call({ query }, t) as string,
+  });
   const own: RolloutRecord = {
     finalAnswer: p.answer,
     modelCalls: [call(`search ${q.subject}`), call(`search ${p.target}`), call(`answer ${p.answer}`)],
