@@ -6,7 +6,7 @@
 //   npm run pretrain -- [--steps N] [--batch 8] [--lr 2e-3] [--seed 1] [--out resources/model/base]
 //
 // Continued pretraining (the vocabulary of --init is kept: frozen), e.g. resources/model/kbchain:
-//   npm run pretrain -- --init resources/model/base --mix kbchain --steps 1500 --lr 5e-4 --seed 2 --out resources/model/kbchain
+//   npm run pretrain -- --init resources/model/base --mix kbchain --steps 250 --lr 5e-4 --seed 2 --save-every 125 --out resources/model/kbchain
 //
 // Time on the 2-core development machine is printed at the end and recorded in meta.json.
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
