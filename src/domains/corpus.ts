@@ -364,12 +364,7 @@ export interface KbchainShapeKnobs {
 }
 
 /** The kbchain-h0 system-prompt variants (harness.json promptVariants.system). */
-export const KBCHAIN_SYSTEM_VARIANTS: readonly string[] = ['', KBQA_INSTRUCTIONS.short, KBQA_INSTRUCTIONS.full];
-
-/** kbchain-h0's tool message: the observation's facts as plain sentences. */
-export function kbchainFacts(facts: Fact[]): string {
-  return formatFacts(facts, 'plain');
-}
+const KBCHAIN_SYSTEM_VARIANTS: readonly string[] = ['', KBQA_INSTRUCTIONS.short, KBQA_INSTRUCTIONS.full];
 
 /** One kbchain rollout as resources/harnesses/kbchain-h0/harness.ts runs it, with `act` as the policy (default: the expert). */
 export function kbchainEpisode(
@@ -411,7 +406,7 @@ export function kbchainEpisode(
     searches++;
     const n = timesQueried.get(a.arg) ?? 0;
     timesQueried.set(a.arg, n + 1);
-    messages.push({ role: 'tool', content: kbchainFacts(searchFacts(task.id, facts, a.arg, knobs.topk, n * knobs.topk)) });
+    messages.push({ role: 'tool', content: formatFacts(searchFacts(task.id, facts, a.arg, knobs.topk, n * knobs.topk), 'plain') });
   }
   while (messages.length > 0 && messages[messages.length - 1].role !== 'assistant') messages.pop();
   return { messages, answer: null };

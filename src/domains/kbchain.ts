@@ -34,13 +34,13 @@ import type { Diagnostics, Domain, Json, Split, Task } from './types.js';
 import { ATTRIBUTES, ENTITY_ATTRIBUTES, NAMES, VALUES, VALUE_ATTRIBUTES, type ValueAttribute } from './vocab.js';
 
 export const KBCHAIN_ID = 'kbchain';
-export const KBCHAIN_SIZES: Record<Split, number> = { weight: 4096, harness: 256, val: 256, test: 512 };
+const KBCHAIN_SIZES: Record<Split, number> = { weight: 4096, harness: 256, val: 256, test: 512 };
 /** Values an attribute can take in kbchain: few, so a guess is right one time in three. */
-export const KBCHAIN_VALUES_PER_ATTRIBUTE = 3;
-export const KBCHAIN_ENTITIES = 6;
-export const KBCHAIN_FACTS_PER_ENTITY = 3;
+const KBCHAIN_VALUES_PER_ATTRIBUTE = 3;
+const KBCHAIN_ENTITIES = 6;
+const KBCHAIN_FACTS_PER_ENTITY = 3;
 /** Completion tokens per model call (fixed by the domain: a rambling action is always cut off). */
-export const KBCHAIN_TOKENS_PER_CALL = 24;
+const KBCHAIN_TOKENS_PER_CALL = 24;
 /** Model calls per rollout: a 2-hop answer needs 3 (search, search, answer), so retries are scarce. */
 export const KBCHAIN_MAX_TURNS = 4;
 
@@ -60,7 +60,7 @@ export interface KbchainPrivate {
 }
 
 /** kbchain's question text (its own shape, so the model can tell it from kbqa's "What is …"). */
-export function kbchainQuestion(attribute: string, subject: string, relation?: string): string {
+function kbchainQuestion(attribute: string, subject: string, relation?: string): string {
   return relation ? `find the ${attribute} of the ${relation} of ${subject} ?` : `find the ${attribute} of ${subject} ?`;
 }
 
@@ -115,7 +115,7 @@ function searchedEntity(query: unknown, facts: Fact[]): string | null {
  * search names an entity the model itself wrote in one of its completions — the harness may rewrite a
  * query but may not chain for the model (searching an entity it read off a tool message).
  */
-export function kbchainRules(facts: Fact[], rollout: RolloutView): string | null {
+function kbchainRules(facts: Fact[], rollout: RolloutView): string | null {
   const written = new Set(rollout.modelCalls.flatMap((c) => c.completion.split(/[\s.,:?;!"'()]+/)));
   for (const e of rollout.events) {
     if (e.type !== 'tool' || e.name !== 'search') continue;
@@ -157,7 +157,7 @@ export function kbchainDiagnostics(p: KbchainPrivate, rollout: RolloutView & { t
   };
 }
 
-export const KBCHAIN_SEARCH_SPACE = `kbchain: 1- and 2-hop questions ("find the pet of the friend of Lodos ?") over a small knowledge base that is
+const KBCHAIN_SEARCH_SPACE = `kbchain: 1- and 2-hop questions ("find the pet of the friend of Lodos ?") over a small knowledge base that is
 fresh per task, reachable only through the \`search\` tool; every attribute has only ${KBCHAIN_VALUES_PER_ATTRIBUTE} values, so a guess is right a third of the time.
 The model is a tiny word-level transformer pretrained on transcripts produced by exactly the shipped harness code
 (resources/harnesses/kbchain-h0/harness.ts) under every knob setting. Before about half of its actions, in every call and
@@ -178,7 +178,7 @@ function inputsOf(tasks: Task[]): TaskInput<KbchainPrivate>[] {
 }
 
 /** kbchain as a `defineDomain` definition. */
-export const kbchainDefinition = defineDomain<BuiltinDomainOptions, KbchainPrivate>({
+const kbchainDefinition = defineDomain<BuiltinDomainOptions, KbchainPrivate>({
   id: KBCHAIN_ID,
   title: 'kbchain — multi-hop search where the weights and the harness bind',
   description:
