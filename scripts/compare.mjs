@@ -33,7 +33,7 @@ const whale = join(root, 'bin', 'whale.js');
 const base = join(root, values.dir);
 const store = join(base, '.whale');
 // kbchain's habits (rambling in every call, rare chaining) are in its continued checkpoint (src/domains/README.md).
-const MODEL = { kbchain: join(root, 'resources', 'model', 'kbchain') };
+const MODEL = { kbchain: 'kbchain' };
 
 function project(domain, mode) {
   const dir = join(base, mode === 'equal-total' ? domain : `${domain}-${mode}`);

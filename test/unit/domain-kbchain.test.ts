@@ -1,5 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { InputError } from '../../src/core/errors.js';
 import { Rng } from '../../src/core/rng.js';
@@ -18,6 +20,9 @@ import {
 import { getDomain, listDomains } from '../../src/domains/index.js';
 import { KBCHAIN_VALUES, type KbchainPrivate, kbchainDiagnostics, parseKbchainQuestion } from '../../src/domains/kbchain.js';
 import { SPLITS, type RolloutRecord, type Task } from '../../src/domains/types.js';
+import { templateConfig } from '../../src/cli/initCommand.js';
+import { createBackend } from '../../src/policy/index.js';
+import { folderVersionId } from '../../src/policy/embedded/index.js';
 import { REPO, knobValues, loadHarness, runHarness } from './domain-helpers.js';
 
 const kbchain = getDomain('kbchain');
@@ -202,4 +207,21 @@ test('kbchain binds: the harness fix and the weight fix each change what they sh
   assert.ok(both.chainRan > 0.8 && both.pass2 > weightsThenFix.pass2 + 0.3, report);
   assert.ok(both.pass > Math.max(harnessOnly.pass, weightsUnderH0.pass, weightsThenFix.pass) + 0.15, report);
   assert.ok(both.pass > 0.8 && harnessOnly.pass < 0.5 && weightsUnderH0.pass < 0.5 && base.pass < 0.2, report);
+});
+
+test('kbchain runs on its shipped checkpoint: backend.model "kbchain" names it from any folder, and whale init picks it', async () => {
+  const ckpt = path.join(REPO, 'resources', 'model', 'kbchain');
+  assert.notEqual(folderVersionId(ckpt), folderVersionId(path.join(REPO, 'resources', 'model', 'base')));
+  const store = mkdtempSync(path.join(tmpdir(), 'whale-kbchain-model-'));
+  const cwd = process.cwd();
+  process.chdir(store); // a name, not a path: it must not depend on the working folder
+  try {
+    const backend = await createBackend({ kind: 'embedded', model: 'kbchain', maxBatch: 8 }, { storeDir: store });
+    assert.equal(backend.currentVersion(), folderVersionId(ckpt));
+    await backend.close();
+  } finally {
+    process.chdir(cwd);
+  }
+  assert.deepEqual((templateConfig('p', 'kbchain') as { backend: unknown }).backend, { kind: 'embedded', model: 'kbchain' });
+  assert.deepEqual((templateConfig('p', 'kbqa') as { backend: unknown }).backend, { kind: 'embedded', model: 'base' });
 });
