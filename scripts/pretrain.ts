@@ -5,16 +5,20 @@
 //
 //   npm run pretrain -- [--steps N] [--batch 8] [--lr 2e-3] [--seed 1] [--out resources/model/base]
 //
+// Continued pretraining (the vocabulary of --init is kept: frozen), e.g. resources/model/kbchain:
+//   npm run pretrain -- --init resources/model/base --mix kbchain --steps 250 --lr 5e-4 --seed 2 --save-every 125 --out resources/model/kbchain
+//
 // Time on the 2-core development machine is printed at the end and recorded in meta.json.
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ChatMessage } from '../src/core/trajectory.js';
-import { pretrainingTranscripts, requiredWords } from '../src/domains/corpus.js';
+import { CORPUS_MIX, KBCHAIN_CORPUS_MIX, pretrainingTranscripts, requiredWords } from '../src/domains/corpus.js';
 import {
   Trainer,
   buildVocabulary,
   createModel,
+  loadModelFolder,
   loadTf,
   modelConfig,
   parameterCount,
@@ -31,8 +35,18 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'resources/model/base' },
     'vocab-size': { type: 'string', default: '1150' },
     'save-every': { type: 'string', default: '500' },
+    /** A model folder to continue from (its tokenizer is kept as is). */
+    init: { type: 'string' },
+    /** The corpus mixture: 'base' (kbqa + ramble, the shipped base model's) or 'kbchain' (all three domains). */
+    mix: { type: 'string', default: 'base' },
   },
 });
+const MIXES = { base: CORPUS_MIX, kbchain: KBCHAIN_CORPUS_MIX } as const;
+if (!(values.mix! in MIXES)) {
+  console.error(`--mix must be one of ${Object.keys(MIXES).join(', ')} (got '${values.mix}')`);
+  process.exit(2);
+}
+const mix = MIXES[values.mix as keyof typeof MIXES];
 const steps = Number(values.steps);
 const batch = Number(values.batch);
 const peakLr = Number(values.lr);
@@ -45,13 +59,20 @@ const corpusText = (function* () {
   const gen = pretrainingTranscripts(seed + 1000);
   for (let i = 0; i < 20_000; i++) yield (gen.next().value as ChatMessage[]).map((m) => m.content).join('\n');
 })();
-const tokenizer = buildVocabulary({ requiredWords: requiredWords(), corpus: corpusText, maxSize: Number(values['vocab-size']), minCount: 20 });
-const config = modelConfig(tokenizer.size);
-const model = createModel(config, seed);
+const init = values.init ? loadModelFolder(resolve(values.init)) : undefined;
+const tokenizer =
+  init?.tokenizer ?? buildVocabulary({ requiredWords: requiredWords(), corpus: corpusText, maxSize: Number(values['vocab-size']), minCount: 20 });
+const config = init?.model.config ?? modelConfig(tokenizer.size);
+const model = init?.model ?? createModel(config, seed);
+if (init) {
+  const missing = requiredWords().filter((w) => tokenizer.encode(w).length !== 1);
+  if (missing.length > 0)
+    throw new Error(`--init ${values.init}: its frozen vocabulary lacks ${missing.length} required words (${missing.slice(0, 5).join(', ')}…)`);
+}
 console.log(`vocabulary ${tokenizer.size} tokens; model ${JSON.stringify(config)}; ${parameterCount(config)} parameters`);
 
 const trainer = new Trainer(model, { learningRate: peakLr, adam: { beta1: 0.9, beta2: 0.98, eps: 1e-8, weightDecay: 0.01 }, clipNorm: 1 });
-const transcripts = pretrainingTranscripts(seed);
+const transcripts = pretrainingTranscripts(seed, mix);
 const started = Date.now();
 let tokens = 0;
 let emaLoss = NaN;
@@ -68,9 +89,10 @@ function save(step: number): void {
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(dirname(out), { recursive: true });
   const version = saveModelFolder(tmp, model, tokenizer, {
-    parent: null,
+    parent: init?.version ?? null,
     train: {
-      kind: 'pretrain',
+      kind: init ? 'continued-pretrain' : 'pretrain',
+      mix: values.mix,
       steps: step,
       batch,
       peakLr,
@@ -78,7 +100,7 @@ function save(step: number): void {
       tokens,
       minutes: +((Date.now() - started) / 60000).toFixed(1),
       finalLoss: +emaLoss.toFixed(4),
-      script: 'npm run pretrain',
+      script: ['npm run pretrain --', ...process.argv.slice(2)].join(' '),
     },
   });
   if (existsSync(out)) rmSync(out, { recursive: true, force: true });

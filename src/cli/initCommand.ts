@@ -29,7 +29,8 @@ export function templateConfig(
     name,
     domain: own?.domain ?? { id: domain, options: { sizes: { weight: 512, val: 128 } } },
     harness: own?.harness ?? 'harnesses/h0',
-    backend: { kind: 'embedded', model: 'base' },
+    // kbchain's habits live in its own continued checkpoint (src/domains/README.md).
+    backend: { kind: 'embedded', model: domain === 'kbchain' ? 'kbchain' : 'base' },
     sampling: { temperature: 1, top_p: 1, max_tokens: 64 },
     evaluation: { k: 4, split: 'val', seed: 0, concurrency: 32 },
     method: 'whale',

@@ -16,6 +16,7 @@ import { Rng, hashSeed } from '../core/rng.js';
 import type { ChatMessage } from '../core/trajectory.js';
 import { KBQA_ID, searchFacts, generateKbqaTask, type KbqaPrivate } from './kbqa.js';
 import { RAMBLE_ID, generateRambleTask } from './ramble.js';
+import { KBCHAIN_ID, KBCHAIN_MAX_TURNS, KBCHAIN_VALUES, type KbchainPrivate, generateKbchainTask, parseKbchainQuestion } from './kbchain.js';
 import {
   type Action,
   type Fact,
@@ -36,8 +37,13 @@ import { ALL_VALUES, ATTRIBUTES, FILLER, NAMES, VALUES, VALUE_ATTRIBUTES, type V
 
 export type { ChatMessage };
 
-/** Share of each domain in the pretraining stream. */
-export const CORPUS_MIX: Readonly<Record<'kbqa' | 'ramble', number>> = { kbqa: 0.7, ramble: 0.3 };
+export type CorpusDomain = 'kbqa' | 'ramble' | 'kbchain';
+export type CorpusMix = Readonly<{ kbqa: number; ramble: number; kbchain?: number }>;
+
+/** Share of each domain in the pretraining stream of the shipped base model (resources/model/base). */
+export const CORPUS_MIX: CorpusMix = { kbqa: 0.7, ramble: 0.3 };
+/** The mix resources/model/kbchain continued the base model on (scripts/pretrain.ts --init). */
+export const KBCHAIN_CORPUS_MIX: CorpusMix = { kbqa: 0.35, ramble: 0.15, kbchain: 0.5 };
 
 /** The noisy expert's behaviour (the numbers the base model is meant to inherit). */
 export const EXPERT = {
@@ -57,6 +63,23 @@ export const EXPERT = {
   /** ramble: wrong fact copied; malformed answer. */
   rambleCopyError: 0.05,
   rambleMalformed: 0.05,
+} as const;
+
+/**
+ * The kbchain expert (the numbers resources/model/kbchain is meant to inherit). None depends on the
+ * system message or any harness setting: the rambling and the chaining habit are for the weights to change.
+ */
+export const KBCHAIN_EXPERT = {
+  /** Chance of rambling (30-45 words, past the 24-token call limit) before an action — in every call, independently. */
+  ramble: 0.5,
+  /** Chance of answering from the prior before any search. */
+  directAnswer: 0.15,
+  /** 2-hop: once the first hop's fact is shown, chance of searching the entity it names (else guess). */
+  chain: 0.2,
+  /** When the needed fact was searched for but not shown, chance of searching the same name again (else guess). */
+  searchAgain: 0.5,
+  malformed: 0.05,
+  copyError: 0.03,
 } as const;
 
 const PUNCTUATION = ['.', ',', ':', '?'];
@@ -185,9 +208,55 @@ function expertRamble(messages: ChatMessage[], rng: Rng): string {
   return rng.chance(EXPERT.ramble) ? `${rambleText(rng)} ${answer}` : answer;
 }
 
+export type KbchainExpertParams = { [K in keyof typeof KBCHAIN_EXPERT]: number };
+
+/**
+ * The kbchain expert's next action. `X` overrides its habits: tests play the policy RSFT should reach
+ * (no rambling; chaining once a second search is allowed) under h0 and under the harness fix.
+ */
+export function expertKbchain(messages: ChatMessage[], rng: Rng, X: KbchainExpertParams = KBCHAIN_EXPERT): string {
+  const q =
+    messages
+      .filter((m) => m.role === 'user')
+      .map((m) => parseKbchainQuestion(m.content))
+      .find((x) => x !== null) ?? null;
+  const last = messages[messages.length - 1];
+  const afterFeedback = last?.role === 'user' ? last.content : '';
+  const act = (a: Action): string => {
+    const text = renderKbqa(a, rng, X.malformed);
+    return rng.chance(X.ramble) ? `${rambleText(rng)} ${text}` : text;
+  };
+  const prior = (attribute: string | undefined): string =>
+    attribute && attribute in KBCHAIN_VALUES ? rng.pick(KBCHAIN_VALUES[attribute as ValueAttribute]) : rng.pick(ALL_VALUES);
+  const guess = (): string => act({ kind: 'answer', arg: prior(q?.attribute) });
+  if (!q) return guess();
+
+  const shown: Fact[] = messages.filter((m) => m.role === 'tool').flatMap((m) => factsInText(m.content));
+  const searched = new Set<string>();
+  messages.forEach((m, i) => {
+    if (m.role !== 'assistant' || messages[i + 1]?.role !== 'tool') return;
+    const a = parseAction(m.content, 'lenient');
+    if (a?.kind === 'search') searched.add(a.arg);
+  });
+  const relFact = q.relation ? shown.find((f) => f[0] === q.subject && f[1] === q.relation) : undefined;
+  const target = q.relation ? relFact?.[2] : q.subject;
+  const valueFact = target ? shown.find((f) => f[0] === target && f[1] === q.attribute) : undefined;
+
+  if (valueFact) {
+    let v = valueFact[2];
+    if (rng.chance(X.copyError)) v = prior(q.attribute);
+    return act({ kind: 'answer', arg: v });
+  }
+  if (afterFeedback === KBQA_FEEDBACK.noSearchLeft) return guess();
+  if (searched.size === 0) return rng.chance(X.directAnswer) ? guess() : act({ kind: 'search', arg: q.subject });
+  const next = target ?? q.subject;
+  if (!searched.has(next)) return rng.chance(X.chain) ? act({ kind: 'search', arg: next }) : guess();
+  return rng.chance(X.searchAgain) ? act({ kind: 'search', arg: next }) : guess();
+}
+
 /** The noisy expert's next assistant message for a conversation of the given domain. */
-export function expertAct(domain: 'kbqa' | 'ramble', messages: ChatMessage[], rng: Rng): string {
-  return domain === 'kbqa' ? expertKbqa(messages, rng) : expertRamble(messages, rng);
+export function expertAct(domain: CorpusDomain, messages: ChatMessage[], rng: Rng): string {
+  return domain === 'kbqa' ? expertKbqa(messages, rng) : domain === 'kbchain' ? expertKbchain(messages, rng) : expertRamble(messages, rng);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -285,6 +354,74 @@ export function rambleEpisode(
   return { messages };
 }
 
+/** The kbchain-h0 knobs and its system prompt (one of its promptVariants). */
+export interface KbchainShapeKnobs {
+  system: string;
+  topk: number;
+  maxSearches: number;
+  parse: ParseMode;
+  formatRetries: number;
+}
+
+/** The kbchain-h0 system-prompt variants (harness.json promptVariants.system). */
+const KBCHAIN_SYSTEM_VARIANTS: readonly string[] = ['', KBQA_INSTRUCTIONS.short, KBQA_INSTRUCTIONS.full];
+
+/** One kbchain rollout as resources/harnesses/kbchain-h0/harness.ts runs it, with `act` as the policy (default: the expert). */
+export function kbchainEpisode(
+  task: Task,
+  knobs: KbchainShapeKnobs,
+  rng: Rng,
+  act: (messages: ChatMessage[]) => string = (m) => expertAct('kbchain', m, rng),
+): { messages: ChatMessage[]; answer: string | null } {
+  const messages: ChatMessage[] = [];
+  if (knobs.system.trim() !== '') messages.push({ role: 'system', content: knobs.system });
+  messages.push({ role: 'user', content: task.public.question });
+  const facts = (task.private as unknown as KbchainPrivate).facts;
+  let calls = 0;
+  let searches = 0;
+  let retriesLeft = knobs.formatRetries;
+  const timesQueried = new Map<string, number>();
+  while (calls < KBCHAIN_MAX_TURNS) {
+    const text = act(messages);
+    calls++;
+    messages.push({ role: 'assistant', content: text });
+    const a = parseAction(text, knobs.parse);
+    if (!a) {
+      if (retriesLeft > 0) {
+        retriesLeft--;
+        messages.push({ role: 'user', content: KBQA_FEEDBACK.format });
+        continue;
+      }
+      return { messages, answer: null };
+    }
+    if (a.kind === 'answer') return { messages, answer: a.arg };
+    if (searches >= knobs.maxSearches) {
+      if (retriesLeft > 0) {
+        retriesLeft--;
+        messages.push({ role: 'user', content: KBQA_FEEDBACK.noSearchLeft });
+        continue;
+      }
+      return { messages, answer: null };
+    }
+    searches++;
+    const n = timesQueried.get(a.arg) ?? 0;
+    timesQueried.set(a.arg, n + 1);
+    messages.push({ role: 'tool', content: formatFacts(searchFacts(task.id, facts, a.arg, knobs.topk, n * knobs.topk), 'plain') });
+  }
+  while (messages.length > 0 && messages[messages.length - 1].role !== 'assistant') messages.pop();
+  return { messages, answer: null };
+}
+
+export function randomKbchainKnobs(rng: Rng): KbchainShapeKnobs {
+  return {
+    system: rng.pick(KBCHAIN_SYSTEM_VARIANTS),
+    topk: 1 + rng.int(5),
+    maxSearches: 1 + rng.int(3),
+    parse: rng.pick(['strict', 'lenient'] as const),
+    formatRetries: rng.int(3),
+  };
+}
+
 /** Knob settings drawn uniformly, each knob independently (every shape a knob search can reach). */
 export function randomKbqaKnobs(rng: Rng): KbqaShapeKnobs {
   return {
@@ -308,8 +445,12 @@ export function approxTokens(messages: ChatMessage[]): number {
 }
 
 /** One transcript of the given domain drawn from a per-transcript seed. */
-export function corpusTranscript(domain: 'kbqa' | 'ramble', seed: number): ChatMessage[] {
+export function corpusTranscript(domain: CorpusDomain, seed: number): ChatMessage[] {
   const rng = new Rng(seed);
+  if (domain === 'kbchain') {
+    const task = generateKbchainTask(rng.fork('task'), `corpus-${seed >>> 0}`, 'weight');
+    return kbchainEpisode(task, randomKbchainKnobs(rng.fork('knobs')), rng.fork('expert')).messages;
+  }
   if (domain === 'kbqa') {
     const task = generateKbqaTask(rng.fork('task'), `corpus-${seed >>> 0}`, 'weight');
     return kbqaEpisode(task, randomKbqaKnobs(rng.fork('knobs')), rng.fork('expert')).messages;
@@ -322,12 +463,14 @@ export function corpusTranscript(domain: 'kbqa' | 'ramble', seed: number): ChatM
  * The endless pretraining stream for a seed: transcripts of kbqa and ramble mixed by `mix`
  * (default CORPUS_MIX), each with a fresh knowledge base and fresh knob settings. Deterministic per seed.
  */
-export function* pretrainingTranscripts(seed: number, mix: Readonly<Record<'kbqa' | 'ramble', number>> = CORPUS_MIX): Generator<ChatMessage[]> {
+export function* pretrainingTranscripts(seed: number, mix: CorpusMix = CORPUS_MIX): Generator<ChatMessage[]> {
   const pick = new Rng(hashSeed(`corpus:mix:${seed}`));
-  const total = mix.kbqa + mix.ramble;
+  const total = mix.kbqa + mix.ramble + (mix.kbchain ?? 0);
   if (!(total > 0)) throw new Error('pretrainingTranscripts: the mixture weights must sum to more than 0');
   for (let i = 0; ; i++) {
-    const domain = pick.next() * total < mix.kbqa ? KBQA_ID : RAMBLE_ID;
-    yield corpusTranscript(domain as 'kbqa' | 'ramble', hashSeed(`corpus:${seed}:${i}`));
+    // Without kbchain the draws are those of the original two-domain stream (the base model's corpus).
+    const r = pick.next() * total;
+    const domain: CorpusDomain = r < mix.kbqa ? KBQA_ID : r < mix.kbqa + mix.ramble ? RAMBLE_ID : KBCHAIN_ID;
+    yield corpusTranscript(domain, hashSeed(`corpus:${seed}:${i}`));
   }
 }

@@ -4,6 +4,7 @@
 import { WhaleError } from '../core/errors.js';
 import { type DomainContext, harnessDir, parseOptions } from './common.js';
 import { CHESS_ID, createChessDomain } from './chess/index.js';
+import { KBCHAIN_ID, createKbchainDomain } from './kbchain.js';
 import { KBQA_ID, createKbqaDomain } from './kbqa.js';
 import { MATH_ID, MATH_TITLE, createMathDomain } from './math/index.js';
 import { RAMBLE_ID, createRambleDomain } from './ramble.js';
@@ -66,6 +67,13 @@ const REGISTRY: readonly DomainEntry[] = [
     summary: 'find the solution of Lichess puzzles (their CSV) move by move; the harness may check legality but never compute a move.',
     h0: 'chess-h0',
     create: (o, c) => createChessDomain(o, c),
+  },
+  {
+    id: KBCHAIN_ID,
+    title: 'kbchain — multi-hop search where the weights and the harness bind',
+    regime: 'mixed',
+    summary: 'multi-hop search where rambling needs the weights, retrieval needs the harness, and chaining needs both in turn.',
+    create: (o, c) => createKbchainDomain(parseOptions(KBCHAIN_ID, o), c),
   },
 ];
 

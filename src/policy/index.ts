@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { BackendConfig } from '../core/config.js';
 import { WhaleError } from '../core/errors.js';
 import type { PolicyBackend } from './types.js';
@@ -24,9 +24,13 @@ export interface BackendContext {
 export async function createBackend(cfg: BackendConfig, ctx: BackendContext): Promise<PolicyBackend> {
   switch (cfg.kind) {
     case 'embedded': {
-      const { EmbeddedBackend } = await import('./embedded/index.js');
+      const { EmbeddedBackend, defaultBaseModelDir } = await import('./embedded/index.js');
       const versionsDir = join(resolve(ctx.storeDir), 'policy', 'versions');
       if (cfg.model === 'base') return EmbeddedBackend.open({ versionsDir, sampler: { maxBatch: cfg.maxBatch } });
+      // Another shipped model by name (resources/model/<name>, e.g. 'kbchain'), wherever the command runs.
+      const shipped = /^[a-z][a-z0-9-]*$/.test(cfg.model) ? join(dirname(defaultBaseModelDir()), cfg.model) : undefined;
+      if (shipped && existsSync(join(shipped, 'weights.bin')))
+        return EmbeddedBackend.open({ versionsDir, baseModelDir: shipped, sampler: { maxBatch: cfg.maxBatch } });
       const asFolder = resolve(cfg.model);
       if (existsSync(asFolder) && statSync(asFolder).isDirectory())
         return EmbeddedBackend.open({ versionsDir, baseModelDir: asFolder, sampler: { maxBatch: cfg.maxBatch } });
