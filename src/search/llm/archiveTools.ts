@@ -198,7 +198,6 @@ export function safeRelativePath(p: unknown, arg = 'path'): string {
   if (p.length > MAX_PATH_CHARS) throw refuse(`a path of ${p.length} characters; at most ${MAX_PATH_CHARS}`);
   const q = shown(p);
   if (p.includes('\0')) throw refuse(`path ${q} contains a NUL byte`);
-  // eslint-disable-next-line no-control-regex
   if (/[\x01-\x1f\x7f]/.test(p)) throw refuse(`path ${q} contains a control character`);
   if (p.includes('\\')) throw refuse(`path ${q}: use '/' as the separator`);
   if (posix.isAbsolute(p) || /^[A-Za-z]:/.test(p)) throw refuse(`path ${q} is absolute; paths are relative to the candidate folder`);
