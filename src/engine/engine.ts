@@ -166,7 +166,9 @@ export class Engine {
     });
     const archive = await HarnessArchive.open(join(project.storeDir, 'archive.git'));
     const abort = new AbortController();
-    hooks.signal?.addEventListener('abort', () => abort.abort(), { once: true });
+    // A stop asked for during start-up (Ctrl-C while the model loads) has already fired: 'abort' does not fire again.
+    if (hooks.signal?.aborted) abort.abort();
+    else hooks.signal?.addEventListener('abort', () => abort.abort(), { once: true });
     const ctx: RunContext = {
       runId,
       runDir: runs.runDir(runId),
