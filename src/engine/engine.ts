@@ -301,6 +301,11 @@ export class Engine {
    */
   async run(opts: { maxPhases?: number } = {}): Promise<StepOutcome> {
     const { ctx } = this;
+    // Stopped before it began (Ctrl-C while the model loaded): not even the baseline starts.
+    if (ctx.signal.aborted) {
+      ctx.journal.append('run_stopped', { reason: 'stop requested' });
+      return { state: this.state(), phasesRun: 0, reason: 'stop requested' };
+    }
     await this.validate(-1);
     let phasesRun = 0;
     const finish = (reason: string, final: boolean): StepOutcome => {
