@@ -72,6 +72,7 @@ function trajectories(dir: string): Record<string, string[]> {
         const { runId: _r, timings: _t, ...rest } = t;
         return JSON.stringify({
           ...rest,
+          id: rest.id.replace(/-[0-9a-f]{8}$/, ''), // the rollout's own random suffix
           modelCalls: rest.modelCalls.map(({ latencyMs: _l, t: _ct, ...c }) => c),
           // The sandbox event's start-up time, CPU and memory figures are measurements, not results.
           events: rest.events.map(({ t: _et, ...e }) =>
