@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -192,4 +192,5 @@ test('a run killed and stopped at random moments and resumed ends exactly like a
   assert.deepEqual(harnessesOf(engines), []);
   const gw = readdirSync(tmpdir()).filter((n) => [...engines].some((pid) => n.startsWith(`whale-gw-${pid}-`)));
   assert.deepEqual(gw, [], 'gateway socket folders left behind');
+  for (const dir of [straight, killed]) rmSync(dir, { recursive: true, force: true });
 });
