@@ -1,7 +1,8 @@
 """A WHALE harness in Python, standard library only.
 
 Protocol (JSON lines): the runtime writes one `run` message on stdin; we write `ready`, any number
-of `log`, then exactly one `result` (or `error`) on stdout. Model and tool calls are HTTP requests
+of `log`, then exactly one `result` (or `error`) on stdout, each carrying the `nonce` of the `run`
+message (from the first frame that carries it on, a frame without it ends the rollout). Model and tool calls are HTTP requests
 to the recording gateway named in `run.gateway`: over its unix socket when `socketPath` is given
 (the only way out of the sandbox's network namespace), else over TCP at `baseUrl`.
 Nothing but protocol lines may go to stdout; diagnostics go to stderr.
@@ -16,7 +17,14 @@ import urllib.parse
 PROTOCOL = 1
 
 
+# This rollout's nonce, from the `run` message: echoed in every frame, so that a line a child process
+# writes on the stdout it inherited (it never saw the nonce) cannot pass for ours.
+NONCE = None
+
+
 def send(message):
+    if NONCE is not None:
+        message = dict(message, nonce=NONCE)
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
 
@@ -117,6 +125,8 @@ def main():
     except Exception as e:  # a broken runtime message: say so on the protocol
         send({"type": "error", "message": "bad run message: %s" % e})
         return 1
+    global NONCE
+    NONCE = msg.get("nonce")
     send({"type": "ready", "protocol": PROTOCOL, "runtime": "python %d.%d" % sys.version_info[:2]})
     gw = Gateway(msg["gateway"])
 

@@ -1,11 +1,11 @@
-import { createHmac } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readSync, truncateSync, openSync, closeSync, fsyncSync, statSync } from 'node:fs';
+import { createHash, createHmac, type Hash } from 'node:crypto';
+import { type BigIntStats, existsSync, mkdirSync, readFileSync, readSync, truncateSync, openSync, closeSync, fsyncSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendJsonLine, writeJsonAtomic } from '../core/atomic.js';
 import { sha256 } from '../core/treeHash.js';
 import { waitForLock } from './fileLock.js';
 import { projectSecret } from './projectSecret.js';
-import { guardStorage, isStorageFault, storageError } from './storageError.js';
+import { guardStorage, isStorageFault, storageError, StorageError } from './storageError.js';
 import { TrajectorySchema, type Trajectory } from '../core/trajectory.js';
 
 /**
@@ -65,6 +65,19 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** What a signed summary says about the trajectory file it was computed from. */
+interface TrajectoriesSeal {
+  bytes: number;
+  sha256: string;
+}
+
+const sealCache = new Map<string, { stamp: string; seal: TrajectoriesSeal }>();
+const NEWLINE = Buffer.from('\n');
+
+function stampOf(st: BigIntStats): string {
+  return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
+
 export function hashKey(key: EvalKey): string {
   return sha256(canonicalJson(key)).slice(0, 24);
 }
@@ -75,6 +88,9 @@ export function hashKey(key: EvalKey): string {
  * `summary.json`, whose presence marks the evaluation complete.
  */
 export class ResultStore {
+  /** The SHA-256 of each trajectory file this store scanned, carried on as it appends (so completing seals without a second read). */
+  private readonly streamed = new Map<string, { hash: Hash; bytes: number }>();
+
   constructor(readonly root: string) {}
 
   dirFor(keyHash: string): string {
@@ -102,31 +118,82 @@ export class ResultStore {
     const dir = this.dirFor(keyHash);
     const summaryFile = join(dir, 'summary.json');
     if (!existsSync(summaryFile)) return undefined;
-    let stored: EvalSummary & { digest?: string };
+    let stored: EvalSummary & { digest?: string; trajectories?: TrajectoriesSeal };
     let tasks: TaskResult[];
     try {
-      stored = JSON.parse(readFileSync(summaryFile, 'utf8')) as EvalSummary & { digest?: string };
+      stored = JSON.parse(readFileSync(summaryFile, 'utf8')) as typeof stored;
       tasks = JSON.parse(readFileSync(join(dir, 'tasks.json'), 'utf8')) as TaskResult[];
     } catch (e) {
       if (isStorageFault(e)) throw storageError(e, summaryFile, 'read');
       return undefined; // torn or empty: recomputed
     }
-    const { digest, ...summary } = stored;
-    if (!digest || digest !== this.digest(summary, tasks, this.trajectoriesBytes(keyHash))) return undefined;
+    const { digest, trajectories: seal, ...summary } = stored;
+    // An edited summary or tasks.json (or one from before seals existed) is recomputed from the rollouts.
+    if (!digest || !seal || digest !== this.digest(summary, tasks, seal)) return undefined;
+    // The summary is genuine, so the rollouts it was computed from must be exactly those on disk: an
+    // edit there (even one byte, size unchanged) is not recomputed into a new "result" but refused.
+    const file = this.trajectoriesFile(keyHash);
+    const now = this.seal(file);
+    if (now.bytes !== seal.bytes || now.sha256 !== seal.sha256)
+      throw new StorageError(
+        file,
+        'ESEAL',
+        `storage error: ${file} does not match its signed summary (${seal.bytes} bytes, sha256 ${seal.sha256.slice(0, 16)}… when the evaluation completed; now ${now.bytes} bytes, sha256 ${now.sha256.slice(0, 16)}…): the stored rollouts were edited or corrupted. Move ${dir} aside to evaluate again.`,
+      );
     return { summary, tasks };
   }
 
   /** Keyed with the project secret, so an edit cannot simply recompute it. */
-  private digest(summary: EvalSummary, tasks: TaskResult[], trajectoryBytes: number): string {
-    return createHmac('sha256', projectSecret(this.root)).update(canonicalJson({ summary, tasks, trajectoryBytes })).digest('hex');
+  private digest(summary: EvalSummary, tasks: TaskResult[], trajectories: TrajectoriesSeal): string {
+    return createHmac('sha256', projectSecret(this.root)).update(canonicalJson({ summary, tasks, trajectories })).digest('hex');
   }
 
-  private trajectoriesBytes(keyHash: string): number {
+  /** The seal from what this store scanned and appended, if the file on disk has exactly that many bytes (else undefined: hashed afresh). */
+  private sealStreamed(keyHash: string): TrajectoriesSeal | undefined {
+    const s = this.streamed.get(keyHash);
+    this.streamed.delete(keyHash);
+    const file = this.trajectoriesFile(keyHash);
+    if (!s || !existsSync(file)) return undefined;
+    const st = statSync(file, { bigint: true });
+    if (Number(st.size) !== s.bytes) return undefined;
+    const seal = { bytes: s.bytes, sha256: s.hash.digest('hex') };
+    sealCache.set(file, { stamp: stampOf(st), seal });
+    return seal;
+  }
+
+  /**
+   * Size and SHA-256 of a trajectory file, hashed while streamed in 4 MiB chunks (files pass 512 MB).
+   * Remembered per file while its size, mtime and ctime stay the same, so the several reads of one
+   * cache hit hash it once; ctime cannot be set back by an editor, so an edit is always re-hashed.
+   */
+  private seal(file: string): TrajectoriesSeal {
+    let st;
     try {
-      return statSync(this.trajectoriesFile(keyHash)).size;
-    } catch {
-      return -1;
+      st = statSync(file, { bigint: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { bytes: -1, sha256: '' };
+      throw storageError(e as NodeJS.ErrnoException, file, 'read');
     }
+    const stamp = stampOf(st);
+    const known = sealCache.get(file);
+    if (known?.stamp === stamp) return known.seal;
+    const hash = createHash('sha256');
+    let bytes = 0;
+    const fd = guardStorage(file, 'read', () => openSync(file, 'r'));
+    try {
+      const buf = Buffer.alloc(4 << 20);
+      for (;;) {
+        const n = guardStorage(file, 'read', () => readSync(fd, buf, 0, buf.length, bytes));
+        if (n === 0) break;
+        hash.update(buf.subarray(0, n));
+        bytes += n;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    const seal = { bytes, sha256: hash.digest('hex') };
+    sealCache.set(file, { stamp, seal });
+    return seal;
   }
 
   begin(key: EvalKey): string {
@@ -156,9 +223,14 @@ export class ResultStore {
    */
   scanTrajectories(keyHash: string, fn: (t: Trajectory) => void): void {
     const file = this.trajectoriesFile(keyHash);
-    if (!existsSync(file)) return;
+    if (!existsSync(file)) {
+      this.streamed.set(keyHash, { hash: createHash('sha256'), bytes: 0 });
+      return;
+    }
     const fd = guardStorage(file, 'read', () => openSync(file, 'r'));
     let tornAt: number | undefined;
+    const hash = createHash('sha256');
+    let end = 0;
     try {
       const buf = Buffer.alloc(4 << 20);
       let carry: Buffer[] = [];
@@ -190,17 +262,24 @@ export class ResultStore {
             tornAt = lineStart;
             break outer;
           }
+          hash.update(line).update(NEWLINE);
           from = nl + 1;
           lineStart = pos + from;
         }
         if (from < n) carry.push(Buffer.from(view.subarray(from)));
         pos += n;
       }
-      if (tornAt === undefined && carry.length && !take(Buffer.concat(carry))) tornAt = lineStart;
+      if (tornAt === undefined && carry.length) {
+        const last = Buffer.concat(carry);
+        if (take(last)) hash.update(last);
+        else tornAt = lineStart;
+      }
+      end = tornAt ?? pos;
     } finally {
       closeSync(fd);
     }
     if (tornAt !== undefined) guardStorage(file, 'repair', () => truncateSync(file, tornAt));
+    this.streamed.set(keyHash, { hash, bytes: end });
   }
 
   /** Rollouts under a key that a given run paid for (each trajectory records its run): from the summary when complete. */
@@ -226,6 +305,12 @@ export class ResultStore {
 
   appendTrajectory(keyHash: string, t: Trajectory): void {
     guardStorage(this.trajectoriesFile(keyHash), 'append to', () => appendJsonLine(this.trajectoriesFile(keyHash), t));
+    const line = Buffer.from(JSON.stringify(t) + '\n'); // what appendJsonLine wrote
+    const s = this.streamed.get(keyHash);
+    if (s) {
+      s.hash.update(line);
+      s.bytes += line.length;
+    }
   }
 
   complete(keyHash: string, tasks: TaskResult[], summary: EvalSummary): void {
@@ -236,7 +321,8 @@ export class ResultStore {
       closeSync(fd);
     });
     guardStorage(join(dir, 'tasks.json'), 'write', () => writeJsonAtomic(join(dir, 'tasks.json'), tasks));
-    const digest = this.digest(summary, tasks, this.trajectoriesBytes(keyHash));
-    guardStorage(join(dir, 'summary.json'), 'write', () => writeJsonAtomic(join(dir, 'summary.json'), { ...summary, digest }));
+    const trajectories = this.sealStreamed(keyHash) ?? this.seal(this.trajectoriesFile(keyHash));
+    const digest = this.digest(summary, tasks, trajectories);
+    guardStorage(join(dir, 'summary.json'), 'write', () => writeJsonAtomic(join(dir, 'summary.json'), { ...summary, trajectories, digest }));
   }
 }

@@ -10,11 +10,12 @@ import { HarnessRuntime } from '../harness/runtime.js';
 import { createBackend } from '../policy/index.js';
 import type { Values } from './command.js';
 import { Progress } from './progress.js';
-import { intFlag, numberFlag, resolveProject } from './project.js';
+import { hideApiKeys, intFlag, numberFlag, resolveProject } from './project.js';
 
 export async function run(values: Values): Promise<number> {
   const project = resolveProject(values, { harness: domainH0Dir });
   const { config } = project;
+  hideApiKeys(config);
   // The CLI runs in the user's own terminal: a trusted place for the domain's code.
   const domain = await loadProjectDomain(config.domain, {
     baseDir: project.root,

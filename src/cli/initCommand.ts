@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { WhaleConfigSchema } from '../core/config.js';
-import { InputError, WhaleError } from '../core/errors.js';
+import { InputError } from '../core/errors.js';
 import { projectSecret } from '../archive/projectSecret.js';
 import { HarnessArchive } from '../archive/harnessArchive.js';
 import { resourcesDir } from '../domains/common.js';
@@ -75,7 +75,7 @@ export async function run(values: Values, positionals: string[]): Promise<number
   const template = (typeof values.template === 'string' ? values.template : 'standard') as Template;
   if (!TEMPLATES.includes(template)) throw new InputError({ file: '(command line)', field: '--template' }, `must be one of ${TEMPLATES.join(', ')}`);
   const configFile = join(dir, 'whale.config.json');
-  if (existsSync(configFile) && !values.force) throw new WhaleError(`${configFile} exists; pass --force to overwrite`);
+  if (existsSync(configFile) && !values.force) throw new InputError({ file: configFile }, 'exists; pass --force to overwrite');
   mkdirSync(dir, { recursive: true });
   const h0 = join(dir, 'harnesses', 'h0');
   cpSync(domain.h0Dir, h0, { recursive: true, force: true });

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { WhaleConfigSchema, loadConfig, type WhaleConfig } from '../core/config.js';
 import { InputError, type InputLocation } from '../core/errors.js';
 import { listDomains } from '../domains/index.js';
+import { hideSecretsFromEnviron } from '../core/environSecrets.js';
 
 export interface Project {
   /** The config file, or undefined when the project was described by flags alone. */
@@ -117,4 +118,14 @@ export function numberFlag(values: Record<string, string | boolean | undefined>,
   const n = Number(v);
   if (!Number.isFinite(n)) throw new InputError({ file: '(command line)', field: `--${name}` }, `must be a number, got '${v}'`);
   return n;
+}
+
+/**
+ * For commands that start harnesses: the API keys this config uses (and any *_API_KEY, *_TOKEN, …)
+ * leave the engine's /proc/<pid>/environ, where an unconfined harness could read them; the engine
+ * itself still reads them from process.env (core/environSecrets.ts).
+ */
+export function hideApiKeys(config: WhaleConfig): void {
+  const named = [(config.backend as { apiKeyEnv?: string }).apiKeyEnv, config.search.llm?.apiKeyEnv];
+  hideSecretsFromEnviron(named.filter((n): n is string => !!n));
 }

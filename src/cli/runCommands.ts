@@ -8,10 +8,11 @@ import { foldRun } from '../archive/runState.js';
 import { Journal } from '../archive/journal.js';
 import type { Values } from './command.js';
 import { Progress } from './progress.js';
-import { intFlag, resolveProject, resolveStoreDir } from './project.js';
+import { hideApiKeys, intFlag, resolveProject, resolveStoreDir } from './project.js';
 
 function engineProject(values: Values): EngineProject {
   const p = resolveProject(values, { harness: domainH0Dir });
+  hideApiKeys(p.config);
   const config = { ...p.config };
   if (typeof values.method === 'string') {
     if (!(METHODS as readonly string[]).includes(values.method))

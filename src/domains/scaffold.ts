@@ -5,7 +5,7 @@
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { InputError, WhaleError } from '../core/errors.js';
+import { InputError } from '../core/errors.js';
 import { harnessDir, resourcesDir } from './common.js';
 import { resolveDomainSdkFile } from './module/assets.js';
 
@@ -36,7 +36,7 @@ export function scaffoldDomain(projectDir: string, name: string, opts: { data?: 
   if (!DOMAIN_NAME.test(name))
     throw new InputError({ file: '(command line)', field: 'NAME' }, `a domain name is lower-case letters, digits, '-' and '_' (got '${name}')`);
   const dir = join(projectDir, 'domains', name);
-  if (existsSync(dir) && readdirSync(dir).length > 0 && !opts.force) throw new WhaleError(`${dir} exists; pass --force to overwrite`);
+  if (existsSync(dir) && readdirSync(dir).length > 0 && !opts.force) throw new InputError({ file: dir }, 'exists and is not empty; pass --force to overwrite');
   mkdirSync(dir, { recursive: true });
   const template = join(resourcesDir(), 'domain-templates', opts.data ? 'data' : 'code');
   for (const f of readdirSync(template)) writeFileSync(join(dir, f), readFileSync(join(template, f), 'utf8').replaceAll('__ID__', name));

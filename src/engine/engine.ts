@@ -171,7 +171,9 @@ export class Engine {
     });
     const archive = await HarnessArchive.open(join(project.storeDir, 'archive.git'));
     const abort = new AbortController();
-    hooks.signal?.addEventListener('abort', () => abort.abort(), { once: true });
+    // A stop asked for during start-up (Ctrl-C while the model loads) has already fired: 'abort' does not fire again.
+    if (hooks.signal?.aborted) abort.abort();
+    else hooks.signal?.addEventListener('abort', () => abort.abort(), { once: true });
     const ctx: RunContext = {
       runId,
       runDir: runs.runDir(runId),
@@ -304,6 +306,11 @@ export class Engine {
    */
   async run(opts: { maxPhases?: number } = {}): Promise<StepOutcome> {
     const { ctx } = this;
+    // Stopped before it began (Ctrl-C while the model loaded): not even the baseline starts.
+    if (ctx.signal.aborted) {
+      ctx.journal.append('run_stopped', { reason: 'stop requested' });
+      return { state: this.state(), phasesRun: 0, reason: 'stop requested' };
+    }
     await this.validate(-1);
     let phasesRun = 0;
     const finish = (reason: string, final: boolean): StepOutcome => {

@@ -66,8 +66,10 @@ export const RunMessage = z.object({
   }),
   gateway: GatewayInfo,
   /**
-   * Node harnesses: a secret of this rollout that the bootstrap puts in every frame it writes.
-   * Candidate code never sees it, so a line it writes to stdout cannot pass for the runtime's.
+   * A secret of this rollout. Node harnesses: the bootstrap puts it in every frame it writes;
+   * candidate code never sees it, so a line it writes to stdout cannot pass for the runtime's.
+   * Command harnesses: once a frame echoes it, every later frame must carry it, so a child process
+   * that inherited stdout (model-written code the harness runs, say) cannot forge a `result`.
    */
   nonce: z.optional(z.string().check(z.maxLength(64))),
 });

@@ -229,12 +229,14 @@ export class HarnessRuntime {
         tools: session.toolInfos,
         limits: { ...limits, wallMs: this.o.limits.wallMs },
         gateway,
-        // Our bootstrap frames every line with it; candidate code cannot (it never sees it).
-        ...(prepared.runtime === 'node' ? { nonce: randomBytes(16).toString('hex') } : {}),
+        // Our Node bootstrap frames every line with it, so candidate code cannot (it never sees it). A
+        // command harness reads it from stdin (not the environment or argv, which its children could
+        // read) and, by echoing it, makes every later frame need it (workerProcess.ts).
+        nonce: randomBytes(16).toString('hex'),
       };
       worker = new WorkerProcess(plan, this.o.limits, { onLog: (m, data, level) => session.log(m, data, level === 'error' ? 'error' : 'log') });
       this.live.add(worker);
-      outcome = await worker.run(message);
+      outcome = await worker.run(message, { nonceFromStart: prepared.runtime === 'node' });
     } catch (e) {
       outcome = { termination: 'error', detail: `runtime error: ${e instanceof Error ? e.message : String(e)}`, answer: null, stderrTail: '' };
     } finally {

@@ -65,8 +65,13 @@ export class WorkerProcess {
   private outputBytes = 0;
   private stderrTail = '';
   private ready = false;
-  /** When set (Node harnesses), every frame must carry it: a line without it was written by candidate code. */
+  /**
+   * This rollout's nonce (from the `run` message). Once `nonceRequired`, every frame must carry it: a
+   * line without it was written by code that never saw it (candidate code under the Node bootstrap;
+   * a child process of a command harness that echoes it).
+   */
   private nonce: string | undefined;
+  private nonceRequired = false;
   private startupMs: number | undefined;
   private cpuMs = 0;
   private peakRssMb = 0;
@@ -80,8 +85,10 @@ export class WorkerProcess {
   ) {}
 
   /** Spawns the process, sends `run`, and resolves when the rollout is over (the process is then dead or being killed). */
-  run(message: RunMessage): Promise<WorkerOutcome> {
+  run(message: RunMessage, opts: { nonceFromStart?: boolean } = {}): Promise<WorkerOutcome> {
     this.nonce = message.nonce;
+    // The Node bootstrap frames every line; a command harness opts in with its first frame that echoes the nonce.
+    this.nonceRequired = !!opts.nonceFromStart && this.nonce !== undefined;
     let child: ChildProcess;
     try {
       child = spawn(this.plan.command, this.plan.args, { cwd: this.plan.cwd, env: this.plan.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -155,7 +162,10 @@ export class WorkerProcess {
     const parsed = parseLine(ChildMessage, line);
     if (!parsed.ok) return this.finish('protocol_error', parsed.error);
     const m = parsed.message;
-    if (this.nonce !== undefined && m.nonce !== this.nonce)
+    if (this.nonce !== undefined && m.nonce !== undefined && m.nonce !== this.nonce)
+      return this.finish('protocol_error', "a protocol line with a wrong nonce: not written by this rollout's harness");
+    if (this.nonce !== undefined && m.nonce === this.nonce) this.nonceRequired = true;
+    else if (this.nonceRequired)
       return this.finish('protocol_error', "a protocol-looking line without this rollout's nonce: written by harness code, not by the runtime");
     switch (m.type) {
       case 'ready':

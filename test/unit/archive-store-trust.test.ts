@@ -2,7 +2,7 @@
 // storage failures are clear messages naming the file, with nothing paid for lost.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ResultStore } from '../../src/archive/resultStore.js';
@@ -39,6 +39,31 @@ test('an edited summary.json is not served: the result is recomputed from the st
   const again = await run(store);
   assert.equal(again.summary.meanAtK, first.summary.meanAtK, 'the forged 100% was served');
   assert.equal(again.newRollouts, 0, 'nothing paid for again');
+});
+
+test('a same-size edit of a completed trajectory file (one byte flipped) is refused on read, naming the file', async () => {
+  const store = join(root, 'flipped');
+  const first = await run(store);
+  const file = first.trajectoriesFile;
+  const bytes = readFileSync(file);
+  // Flip one character of the first task id (same size, still valid JSON).
+  const at = bytes.indexOf('"taskId"') + 12;
+  const was = bytes[at];
+  bytes[at] = was === 0x61 ? 0x62 : 0x61;
+  writeFileSync(file, bytes);
+  assert.equal(statSync(file).size, bytes.length);
+  await assert.rejects(run(store), (e: Error) => {
+    assert.match(e.message, /does not match its signed summary/);
+    assert.ok(e.message.includes(file), e.message);
+    return true;
+  });
+  // Also through the CLI-facing reads of the store (a cache hit's summary, the proposer's task table).
+  assert.throws(() => new ResultStore(store).summary(first.summary.keyHash), /does not match its signed summary/);
+  // Restored, it is a cache hit again.
+  bytes[at] = was;
+  writeFileSync(file, bytes);
+  const again = await run(store);
+  assert.equal(again.cacheHit, true);
 });
 
 test('an empty tasks.json is recomputed, not an internal error', async () => {

@@ -58,3 +58,22 @@ test('current-run is not left pointing at a run whose start failed', { timeout: 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('whale init and whale domain new over existing files: exit 2 naming the path (bad input, not an internal failure)', { timeout: 240_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'whale-exists-'));
+  try {
+    writeFileSync(join(dir, 'whale.config.json'), '{}');
+    let r = whale(['init', dir, '--domain', 'ramble', '--template', 'tiny'], dir);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /whale\.config\.json: exists; pass --force/);
+    assert.doesNotMatch(r.stderr, /internal error|\n\s+at /);
+    mkdirSync(join(dir, 'domains', 'mine'), { recursive: true });
+    writeFileSync(join(dir, 'domains', 'mine', 'index.ts'), '// mine\n');
+    r = whale(['domain', 'new', 'mine'], dir);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /domains\/mine: exists and is not empty; pass --force/);
+    assert.equal(readFileSync(join(dir, 'domains', 'mine', 'index.ts'), 'utf8'), '// mine\n', 'the existing file was overwritten');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,20 +1,27 @@
-// Kill the engine (SIGKILL) at random moments, resume it each time, and compare the finished run
-// with an uninterrupted run of the same seed: same policy, same harness, same ledger, same journal
-// of completed work. Real parts throughout: the embedded policy, the sandboxed runtime, git.
+// Kill the engine at random moments (mostly SIGKILL, some SIGTERM and SIGINT, which stop it at the
+// next safe point), resume it each time with `whale run --resume`, and compare the finished run with
+// an uninterrupted run of the same project: same policy, accepted harness, ledger, curve, journal of
+// completed work and stored trajectories; exactly one run_completed; no harness process outlives its
+// engine and no gateway folder is left in the temp folder. Real parts throughout: the CLI, the
+// embedded policy, the sandboxed runtime, git. Sized for about 2–3 minutes on 2 cores.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RunStore } from '../../src/archive/runStore.js';
 import { Journal } from '../../src/archive/journal.js';
+import { ResultStore } from '../../src/archive/resultStore.js';
 import { foldRun } from '../../src/archive/runState.js';
 import { Rng } from '../../src/core/rng.js';
 import { smallProject } from '../support/smallProject.js';
 
 const dev = fileURLToPath(new URL('../../src/cli/dev.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url));
+/** Signals sent before the run is left to finish (each costs a start-up and the unit in flight). */
+const SIGNALS = 10;
 
 function project(): string {
   return smallProject('resume', {
@@ -23,7 +30,7 @@ function project(): string {
     evaluation: { k: 1, concurrency: 8 },
     rsft: { batchPrompts: 8, groupSize: 2, learningRate: 1e-3, minibatch: 8 },
     search: { candidatesPerRound: 2 },
-    schedule: { epochs: 0.5, iterations: 3, cycles: 2 },
+    schedule: { epochs: 0.5, iterations: 3, cycles: 1 },
     seed: 3,
   }).dir;
 }
@@ -51,10 +58,59 @@ function completedWork(dir: string) {
       } = e as Record<string, unknown>;
       return JSON.stringify({ ...rest, candidates: undefined });
     });
-  return { state, work };
+  return { state, work, completions: entries.filter((e) => e.type === 'run_completed').length, trajectories: trajectories(dir) };
 }
 
-test('a run killed at random moments and resumed ends exactly like an uninterrupted run', { timeout: 900_000 }, async () => {
+/** Every stored rollout of the project, by evaluation key, without what differs between two runs of the same work (times, resources, run ids). */
+function trajectories(dir: string): Record<string, string[]> {
+  const store = new ResultStore(join(dir, '.whale'));
+  const out: Record<string, string[]> = {};
+  const results = join(dir, '.whale', 'results');
+  for (const shard of existsSync(results) ? readdirSync(results) : [])
+    for (const key of readdirSync(join(results, shard)))
+      out[key] = store.loadTrajectories(key).map((t) => {
+        const { runId: _r, timings: _t, ...rest } = t;
+        return JSON.stringify({
+          ...rest,
+          id: rest.id.replace(/-[0-9a-f]{8}$/, ''), // the rollout's own random suffix
+          modelCalls: rest.modelCalls.map(({ latencyMs: _l, t: _ct, ...c }) => c),
+          // The sandbox event's start-up time, CPU and memory figures are measurements, not results.
+          events: rest.events.map(({ t: _et, ...e }) =>
+            e.name === 'sandbox' ? { ...e, data: { ...(e.data as object), startupMs: 0, cpuMs: 0, peakRssMb: 0 } } : e,
+          ),
+        });
+      });
+  return out;
+}
+
+/** Processes still marked as harnesses of one of `engines` (WHALE_ENGINE=<pid>:<start>, harness/reaper.ts). */
+function harnessesOf(engines: Set<number>): string[] {
+  const left: string[] = [];
+  for (const p of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    let env: string;
+    try {
+      env = readFileSync(`/proc/${p}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
+    const m = /(?:^|\0)WHALE_ENGINE=(\d+):/.exec(env);
+    if (m && engines.has(Number(m[1]))) left.push(`${p} (engine ${m[1]})`);
+  }
+  return left;
+}
+
+/** Where the engine was when the signal landed, from the last progress line it printed. */
+function where(stderr: string): string {
+  const last = stderr.trim().split('\n').filter(Boolean).pop() ?? '';
+  if (/validation|sealed test/.test(last)) return 'evaluation';
+  if (/step \d+|step \d+:/.test(last)) return 'weight step';
+  if (/round|candidate|proposer|incumbent/.test(last)) return 'search round';
+  if (/^phase \d+: weight/.test(last)) return 'weight step';
+  if (/^phase \d+: harness/.test(last)) return 'search round';
+  return 'start-up';
+}
+
+test('a run killed and stopped at random moments and resumed ends exactly like an uninterrupted run', { timeout: 900_000 }, async () => {
   const straight = project();
   const t0 = Date.now();
   const r = spawnSync(process.execPath, ['--import', tsx, dev, 'run'], { cwd: straight, encoding: 'utf8', timeout: 300_000 });
@@ -68,29 +124,73 @@ test('a run killed at random moments and resumed ends exactly like an uninterrup
   mkdirSync(join(killed, '.whale'), { recursive: true });
   copyFileSync(join(straight, '.whale', 'secret'), join(killed, '.whale', 'secret'));
   const rng = new Rng(42);
-  let kills = 0;
+  const landed: Record<string, number> = {};
+  const engines = new Set<number>();
+  let signals = 0;
+  const t1 = Date.now();
   for (let attempt = 0; attempt < 40; attempt++) {
     const args = ['--import', tsx, dev, 'run', ...(attempt === 0 ? [] : ['--resume'])];
-    const child = spawn(process.execPath, args, { cwd: killed, stdio: 'ignore' });
-    // Random moments across the run's length (start-up included), so kills land in every kind of unit.
-    const delay = 800 + rng.int(Math.max(1000, Math.floor(took * 0.3)));
+    const child = spawn(process.execPath, args, { cwd: killed, stdio: ['ignore', 'ignore', 'pipe'] });
+    engines.add(child.pid!);
+    let stderr = '';
+    // SIGNALS signals, then the run is left to finish. One in five lands during start-up (before the
+    // engine printed any progress); the others at a random moment after its first progress line, so
+    // they land in every kind of unit whatever the machine's start-up time.
+    const signal = signals < SIGNALS ? rng.pick(['SIGKILL', 'SIGKILL', 'SIGKILL', 'SIGKILL', 'SIGTERM', 'SIGINT'] as const) : undefined;
+    const early = rng.chance(0.2);
+    // Short enough that SIGNALS of them land before the work runs out (each attempt gets ~6% of it on average).
+    const delay = early ? 200 + rng.int(1500) : rng.int(Math.max(1500, Math.floor(took * 0.12)));
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (ms: number) => {
+      if (signal && !timer)
+        timer = setTimeout(() => {
+          const at = `${signal} in ${where(stderr)}`;
+          if (child.exitCode === null && child.kill(signal)) {
+            signals++;
+            landed[at] = (landed[at] ?? 0) + 1;
+          }
+        }, ms);
+    };
+    if (early) arm(delay);
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      if (/rollouts|step|round|validation/.test(stderr)) arm(delay);
+    });
     const exited = await new Promise<number | null>((resolve) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        kills++;
-      }, delay);
       child.on('exit', (code) => {
         clearTimeout(timer);
         resolve(code);
       });
     });
-    if (exited === 0) break;
+    // The kernel kills a dead engine's harnesses at once (parent-death signal); give it a moment.
+    for (let i = 0; i < 20 && harnessesOf(new Set([child.pid!])).length; i++) await new Promise((res) => setTimeout(res, 100));
+    assert.deepEqual(harnessesOf(new Set([child.pid!])), [], `harness processes outlived engine ${child.pid}`);
+    if (exited === 0 && completedWork(killed).state.finished) break;
   }
-  assert.ok(kills >= 3, `only ${kills} kills happened; the run finished too fast to test resume`);
+  console.log(
+    `kill-and-resume: straight run ${(took / 1000).toFixed(0)} s; interrupted run ${((Date.now() - t1) / 1000).toFixed(0)} s over ${engines.size} engine starts, ${signals} signals: ${Object.entries(
+      landed,
+    )
+      .sort()
+      .map(([k, n]) => `${n}× ${k}`)
+      .join(', ')}`,
+  );
+  assert.ok(signals >= SIGNALS - 2, `only ${signals} signals landed; the run finished too fast to test resume`);
+  const kinds = new Set(Object.keys(landed).map((k) => k.replace(/^\S+ in /, '')));
+  assert.ok(kinds.has('weight step') && kinds.has('search round') && kinds.has('evaluation'), `signals landed only in ${[...kinds].join(', ')}`);
   const got = completedWork(killed);
   assert.equal(got.state.finished?.reason, 'schedule complete');
+  assert.equal(got.completions, 1, 'exactly one run_completed');
   assert.equal(got.state.version, want.state.version, 'same final policy version');
   assert.equal(got.state.harness, want.state.harness, 'same accepted harness');
   assert.deepEqual({ ...got.state.ledger, wallMs: 0 }, { ...want.state.ledger, wallMs: 0 }, 'same ledger');
+  assert.deepEqual(got.state.curve, want.state.curve, 'same curve');
   assert.deepEqual(got.work, want.work, 'same journal of completed work');
+  assert.deepEqual(Object.keys(got.trajectories).sort(), Object.keys(want.trajectories).sort(), 'same evaluations stored');
+  for (const k of Object.keys(want.trajectories)) assert.deepEqual(got.trajectories[k], want.trajectories[k], `same trajectories under ${k}`);
+  // Nothing of any engine is left running or lying in the temp folder.
+  assert.deepEqual(harnessesOf(engines), []);
+  const gw = readdirSync(tmpdir()).filter((n) => [...engines].some((pid) => n.startsWith(`whale-gw-${pid}-`)));
+  assert.deepEqual(gw, [], 'gateway socket folders left behind');
+  for (const dir of [straight, killed]) rmSync(dir, { recursive: true, force: true });
 });

@@ -15,6 +15,7 @@
  */
 import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix, sep } from 'node:path';
+import { runInNewContext } from 'node:vm';
 import type { Trajectory } from '../../core/trajectory.js';
 import { IGNORED } from '../../core/treeHash.js';
 import { type ArchiveView, type CandidateRecord, type CandidateScore, type ProposeRequest, scoreUnder } from '../proposer.js';
@@ -25,6 +26,13 @@ import { page } from './paging.js';
 const MAX_FILE_BYTES = 256 * 1024;
 const MAX_CANDIDATE_BYTES = 1024 * 1024;
 const MAX_FILES = 64;
+/** A string argument (a hash, a path, a filter, a pattern) longer than this is refused. */
+const MAX_ARG_CHARS = 4096;
+const MAX_HYPOTHESIS_CHARS = 4000;
+const MAX_REPORT_CHARS = 64 * 1024;
+const MAX_PATH_CHARS = 1024;
+/** A grep whose regular expression runs longer than this is stopped (catastrophic backtracking would hang the engine). */
+const GREP_TIMEOUT_MS = 2000;
 
 export class ToolError extends Error {}
 
@@ -51,12 +59,21 @@ export interface ToolOutcome {
 
 type Args = Record<string, unknown>;
 
-const str = (a: Args, k: string, required = true): string | undefined => {
+const str = (a: Args, k: string, required = true, max = MAX_ARG_CHARS): string | undefined => {
   const v = a[k];
   if (v === undefined && !required) return undefined;
   if (typeof v !== 'string' || (required && v === '')) throw new ToolError(`argument '${k}' must be a non-empty string`);
+  if (v.length > max) throw new ToolError(`argument '${k}' is ${v.length} characters; at most ${max}`);
   return v;
 };
+const bool = (a: Args, k: string): boolean => {
+  const v = a[k];
+  if (v === undefined || v === null) return false;
+  if (typeof v !== 'boolean') throw new ToolError(`argument '${k}' must be true or false`);
+  return v;
+};
+/** A name the model sent, shown back clipped and escaped (it may be huge or hold control characters). */
+const shown = (name: string) => JSON.stringify(name.length > 80 ? name.slice(0, 80) + '…' : name);
 const int = (a: Args, k: string, dflt: number, min = 0, max = Number.MAX_SAFE_INTEGER): number => {
   const v = a[k];
   if (v === undefined || v === null) return dflt;
@@ -171,17 +188,25 @@ export const TOOL_SPECS: ToolSpec[] = [
   },
 ];
 
-/** A relative path inside a candidate, normalised; throws a ToolError saying why it is refused. */
-export function safeRelativePath(p: string): string {
-  if (typeof p !== 'string' || p.trim() === '') throw new ToolError('a path must be a non-empty string');
-  if (p.includes('\0')) throw new ToolError(`path ${JSON.stringify(p)} contains a NUL byte`);
-  if (p.includes('\\')) throw new ToolError(`path ${JSON.stringify(p)}: use '/' as the separator`);
-  if (posix.isAbsolute(p) || /^[A-Za-z]:/.test(p)) throw new ToolError(`path ${JSON.stringify(p)} is absolute; paths are relative to the candidate folder`);
+/**
+ * A relative path inside a candidate, normalised; throws a ToolError naming the argument (`arg`) and
+ * saying why it is refused.
+ */
+export function safeRelativePath(p: unknown, arg = 'path'): string {
+  const refuse = (why: string) => new ToolError(`argument '${arg}': ${why}`);
+  if (typeof p !== 'string' || p.trim() === '') throw refuse('a path must be a non-empty string');
+  if (p.length > MAX_PATH_CHARS) throw refuse(`a path of ${p.length} characters; at most ${MAX_PATH_CHARS}`);
+  const q = shown(p);
+  if (p.includes('\0')) throw refuse(`path ${q} contains a NUL byte`);
+  if (/[\x01-\x1f\x7f]/.test(p)) throw refuse(`path ${q} contains a control character`);
+  if (p.includes('\\')) throw refuse(`path ${q}: use '/' as the separator`);
+  if (posix.isAbsolute(p) || /^[A-Za-z]:/.test(p)) throw refuse(`path ${q} is absolute; paths are relative to the candidate folder`);
   const norm = posix.normalize(p);
-  if (norm === '..' || norm.startsWith('../') || p.split('/').includes('..'))
-    throw new ToolError(`path ${JSON.stringify(p)} leaves the candidate folder ('..' is not allowed)`);
-  if (norm.split('/').some((s) => IGNORED.has(s))) throw new ToolError(`path ${JSON.stringify(p)} names a reserved folder (${[...IGNORED].join(', ')})`);
-  return norm.replace(/^\.\//, '');
+  if (norm === '..' || norm.startsWith('../') || p.split('/').includes('..')) throw refuse(`path ${q} leaves the candidate folder ('..' is not allowed)`);
+  if (norm === '.' || norm === './') throw refuse(`path ${q} is the candidate folder itself; name a file in it`);
+  if (norm.split('/').some((s) => s.length > 255)) throw refuse(`path ${q} has a name longer than 255 characters`);
+  if (norm.split('/').some((s) => IGNORED.has(s))) throw refuse(`path ${q} names a reserved folder (${[...IGNORED].join(', ')})`);
+  return norm.replace(/^\.\//, '').replace(/\/$/, '');
 }
 
 function listTree(root: string): { path: string; size: number }[] {
@@ -257,6 +282,13 @@ export class ArchiveTools {
       return { output: `unknown tool '${name}'. The tools are: ${TOOL_SPECS.map((t) => t.name).join(', ')}.`, isError: true };
     if (argsError || !args)
       return { output: `${name}: ${argsError ?? 'no arguments'}. Send the arguments as a JSON object matching the tool's schema.`, isError: true };
+    const known = Object.keys((TOOL_SPECS.find((t) => t.name === name)!.schema as { properties: Record<string, unknown> }).properties);
+    const unknown = Object.keys(args).filter((k) => !known.includes(k));
+    if (unknown.length)
+      return {
+        output: `${name}: unknown argument${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 5).map(shown).join(', ')}; ${name} takes ${known.join(', ') || 'no arguments'}`,
+        isError: true,
+      };
     try {
       return await this.dispatch(name, args);
     } catch (e) {
@@ -274,7 +306,7 @@ export class ArchiveTools {
       case 'list_candidates':
         return ok(page(this.candidateLines(), paging(50, 'candidates')));
       case 'list_files': {
-        const c = this.candidate(str(a, 'candidate')!);
+        const c = this.candidate(a, 'candidate')!;
         const files = listTree(await this.view.materialize(c.treeHash));
         return ok(
           page(
@@ -284,28 +316,31 @@ export class ArchiveTools {
         );
       }
       case 'read_file': {
-        const c = this.candidate(str(a, 'candidate')!);
-        const rel = safeRelativePath(str(a, 'path')!);
+        const c = this.candidate(a, 'candidate')!;
+        const rel = safeRelativePath(a.path);
         const base = await this.view.materialize(c.treeHash);
         // Every component is checked: a link anywhere on the way could lead out of the candidate.
         let full = base;
         for (const part of rel.split('/')) {
           full = join(full, part);
-          if (!existsSync(full)) throw new ToolError(`${rel}: no such file in candidate ${c.treeHash.slice(0, 12)} (list_files shows its files)`);
+          if (!existsSync(full) && !isLink(full))
+            throw new ToolError(`argument 'path': ${rel}: no such file in candidate ${c.treeHash.slice(0, 12)} (list_files shows its files)`);
           const st = lstatSync(full);
-          if (st.isSymbolicLink() || (!st.isDirectory() && !st.isFile())) throw new ToolError(`${rel}: ${part} is a link or special file (not readable)`);
+          if (st.isSymbolicLink() || (!st.isDirectory() && !st.isFile()))
+            throw new ToolError(`argument 'path': ${rel}: ${part} is a link or special file (not readable)`);
         }
-        if (!lstatSync(full).isFile()) throw new ToolError(`${rel}: a folder (list_files shows its files)`);
+        if (!lstatSync(full).isFile()) throw new ToolError(`argument 'path': ${rel}: a folder (list_files shows its files)`);
+        if (lstatSync(full).size > MAX_CANDIDATE_BYTES) throw new ToolError(`argument 'path': ${rel}: ${lstatSync(full).size} bytes, too large to show`);
         const lines = readFileSync(full, 'utf8')
           .split('\n')
           .map((l, i) => `${String(i + 1).padStart(5)}  ${l}`);
         return ok(page(lines, paging(2000, 'lines')));
       }
       case 'diff': {
-        const c = this.candidate(str(a, 'candidate')!);
-        const ref = str(a, 'against', false) ?? c.parents[0];
-        if (!ref) throw new ToolError(`candidate ${c.treeHash.slice(0, 12)} has no parent; name one to compare with in 'against'`);
-        const base = this.candidate(ref);
+        const c = this.candidate(a, 'candidate')!;
+        if (a.against === undefined && !c.parents[0])
+          throw new ToolError(`candidate ${c.treeHash.slice(0, 12)} has no parent; name one to compare with in 'against'`);
+        const base = this.candidate(a.against === undefined ? { against: c.parents[0] } : a, 'against')!;
         const [da, db] = [await this.view.materialize(base.treeHash), await this.view.materialize(c.treeHash)];
         const read = (dir: string, path: string) => (existsSync(join(dir, path)) ? readFileSync(join(dir, path), 'utf8') : null);
         const paths = [...new Set([...listTree(da), ...listTree(db)].filter((f) => !f.path.includes(' (a link')).map((f) => f.path))].sort();
@@ -320,7 +355,7 @@ export class ArchiveTools {
       case 'grep':
         return ok(await this.grep(a, paging(200, 'matches')));
       case 'task_results': {
-        const s = this.evaluation(this.candidate(str(a, 'candidate')!), str(a, 'policy_version', false));
+        const s = this.evaluation(this.candidate(a, 'candidate')!, str(a, 'policy_version', false));
         const rows = [...this.view.taskResults(s.keyHash)].sort((x, y) => x.mean - y.mean || x.taskId.localeCompare(y.taskId));
         const lines = rows.map(
           (r) =>
@@ -356,18 +391,23 @@ export class ArchiveTools {
       case 'write_candidate':
         return ok(await this.write(a));
       case 'finish':
-        return { output: 'round finished', isError: false, finished: { report: str(a, 'report')! } };
+        return { output: 'round finished', isError: false, finished: { report: str(a, 'report', true, MAX_REPORT_CHARS)! } };
     }
     throw new ToolError('not implemented');
   }
 
-  private candidate(ref: string): CandidateRecord {
+  /** The view's candidate that `a[arg]` names (a hash or unique prefix); a ToolError naming `arg` otherwise. */
+  private candidate(a: Args, arg: string, required = true): CandidateRecord | undefined {
+    const ref = str(a, arg, required);
+    if (ref === undefined) return undefined;
     const r = ref.trim().toLowerCase();
     if (!/^[0-9a-f]{6,40}$/.test(r))
-      throw new ToolError(`'${ref}' is not a candidate hash (6–40 hex digits); list_candidates shows the candidates you can read`);
+      throw new ToolError(`argument '${arg}': ${shown(ref)} is not a candidate hash (6–40 hex digits); list_candidates shows the candidates you can read`);
     const hits = this.view.candidates.filter((c) => c.treeHash.startsWith(r));
-    if (hits.length === 0) throw new ToolError(`no candidate '${ref}' in this archive view; list_candidates shows the candidates you can read`);
-    if (hits.length > 1) throw new ToolError(`'${ref}' is ambiguous (${hits.map((c) => c.treeHash.slice(0, 12)).join(', ')}); give more digits`);
+    if (hits.length === 0)
+      throw new ToolError(`argument '${arg}': no candidate '${ref}' in this archive view; list_candidates shows the candidates you can read`);
+    if (hits.length > 1)
+      throw new ToolError(`argument '${arg}': '${ref}' is ambiguous (${hits.map((c) => c.treeHash.slice(0, 12)).join(', ')}); give more digits`);
     return hits[0];
   }
 
@@ -381,7 +421,7 @@ export class ArchiveTools {
     if (s && s.split !== 'test') return s;
     const versions = [...new Set(readable.map((x) => x.policyVersion))];
     throw new ToolError(
-      `candidate ${c.treeHash.slice(0, 12)} has no evaluation${version ? ` under policy ${version}` : ''}${versions.length ? ` (it has: ${versions.join(', ')})` : ' yet'}`,
+      `${version !== undefined ? "argument 'policy_version': " : ''}candidate ${c.treeHash.slice(0, 12)} has no evaluation${version !== undefined ? ` under policy ${version.slice(0, 80)}` : ''}${versions.length ? ` (it has: ${versions.join(', ')})` : ' yet'}`,
     );
   }
 
@@ -407,13 +447,14 @@ export class ArchiveTools {
     const pattern = str(a, 'pattern')!;
     let re: RegExp;
     try {
-      re = new RegExp(pattern, a.ignore_case === true ? 'i' : '');
+      re = new RegExp(pattern, bool(a, 'ignore_case') ? 'i' : '');
     } catch (e) {
-      throw new ToolError(`invalid regular expression: ${e instanceof Error ? e.message : String(e)}`);
+      throw new ToolError(`argument 'pattern': invalid regular expression: ${e instanceof Error ? e.message : String(e)}`);
     }
-    const ref = str(a, 'candidate', false);
-    const cands = ref ? [this.candidate(ref)] : this.view.candidates;
-    const hits: string[] = [];
+    const one = this.candidate(a, 'candidate', false);
+    const cands = one ? [one] : this.view.candidates;
+    const lines: string[] = [];
+    const where: string[] = [];
     for (const c of cands) {
       const dir = await this.view.materialize(c.treeHash);
       for (const f of listTree(dir)) {
@@ -421,15 +462,27 @@ export class ArchiveTools {
         readFileSync(join(dir, f.path), 'utf8')
           .split('\n')
           .forEach((line, i) => {
-            if (line.length <= 2000 && re.test(line)) hits.push(`${c.treeHash.slice(0, 12)}:${f.path}:${i + 1}: ${line}`);
+            if (line.length > 2000) return;
+            lines.push(line);
+            where.push(`${c.treeHash.slice(0, 12)}:${f.path}:${i + 1}: `);
           });
       }
     }
+    // The pattern is the model's: one that backtracks catastrophically would hang the engine, so it
+    // runs under a VM timeout, which interrupts a regular expression mid-match.
+    let matched: number[];
+    try {
+      matched = runInNewContext('lines.flatMap((l, i) => (re.test(l) ? [i] : []))', { lines, re }, { timeout: GREP_TIMEOUT_MS }) as number[];
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw e;
+      throw new ToolError(`argument 'pattern': the regular expression ran longer than ${GREP_TIMEOUT_MS} ms (catastrophic backtracking?); simplify it`);
+    }
+    const hits = matched.map((i) => where[i] + lines[i]);
     return hits.length === 0 ? `no line matches /${pattern}/` : page(hits, o);
   }
 
   private trajectories(a: Args, o: { offset: number; limit: number; cap: number; unit: string }): string {
-    const s = this.evaluation(this.candidate(str(a, 'candidate')!), str(a, 'policy_version', false));
+    const s = this.evaluation(this.candidate(a, 'candidate')!, str(a, 'policy_version', false));
     const verdict = str(a, 'verdict', false);
     if (verdict !== undefined && verdict !== 'pass' && verdict !== 'fail') throw new ToolError("argument 'verdict' must be 'pass' or 'fail'");
     const termination = str(a, 'termination', false);
@@ -461,18 +514,19 @@ export class ArchiveTools {
   }
 
   private async write(a: Args): Promise<string> {
-    const parent = this.candidate(str(a, 'parent')!);
-    const hypothesis = str(a, 'hypothesis')!;
+    const parent = this.candidate(a, 'parent')!;
+    const hypothesis = str(a, 'hypothesis', true, MAX_HYPOTHESIS_CHARS)!;
     const files = a.files;
     if (typeof files !== 'object' || files === null || Array.isArray(files))
       throw new ToolError("argument 'files' must be an object mapping relative paths to file contents");
     const del = a.delete === undefined ? [] : a.delete;
     if (!Array.isArray(del) || del.some((d) => typeof d !== 'string')) throw new ToolError("argument 'delete' must be an array of relative paths");
-    const revise = str(a, 'revise', false);
+    if (del.length > MAX_FILES) throw new ToolError(`argument 'delete': at most ${MAX_FILES} paths`);
+    const revise = str(a, 'revise', false, 200);
     let slot: WrittenCandidate | undefined;
     if (revise !== undefined) {
       slot = this.written.find((w) => w.name === revise);
-      if (!slot) throw new ToolError(`no candidate '${revise}' was written in this session`);
+      if (!slot) throw new ToolError(`argument 'revise': no candidate ${shown(revise)} was written in this session`);
       if (slot.revisionOf !== undefined || slot.supersededBy !== undefined)
         throw new ToolError(
           `'${revise}' ${slot.revisionOf !== undefined ? 'is itself a revision' : 'was already revised once'}; no further revision is allowed`,
@@ -482,15 +536,15 @@ export class ArchiveTools {
       throw new ToolError(`this round asks for ${this.req.count} candidates and all are written; revise a failed one or call finish`);
     }
     const entries = Object.entries(files as Record<string, unknown>);
-    if (entries.length > MAX_FILES) throw new ToolError(`at most ${MAX_FILES} files per candidate`);
+    if (entries.length > MAX_FILES) throw new ToolError(`argument 'files': at most ${MAX_FILES} files per candidate`);
     const writes: [string, string][] = [];
     for (const [p, content] of entries) {
-      if (typeof content !== 'string') throw new ToolError(`files[${JSON.stringify(p)}] must be the file's full content as a string`);
+      if (typeof content !== 'string') throw new ToolError(`argument 'files': files[${shown(p)}] must be the file's full content as a string`);
       if (Buffer.byteLength(content) > MAX_FILE_BYTES)
-        throw new ToolError(`${p}: ${Buffer.byteLength(content)} bytes is more than the ${MAX_FILE_BYTES} a file may have`);
-      writes.push([safeRelativePath(p), content]);
+        throw new ToolError(`argument 'files': ${shown(p)}: ${Buffer.byteLength(content)} bytes is more than the ${MAX_FILE_BYTES} a file may have`);
+      writes.push([safeRelativePath(p, 'files'), content]);
     }
-    const deletes = (del as string[]).map(safeRelativePath);
+    const deletes = (del as string[]).map((d) => safeRelativePath(d, 'delete'));
 
     const name = revise !== undefined ? `${revise}-revised` : `cand-${this.written.filter((w) => w.revisionOf === undefined).length + 1}`;
     const dir = join(this.req.outDir, name);
@@ -504,11 +558,13 @@ export class ArchiveTools {
       // A folder on the way that is a file or a link would redirect the write: refuse.
       let up = dirname(full);
       while (up.length > dir.length) {
-        if (existsSync(up) && !lstatSync(up).isDirectory()) throw this.abandon(dir, `${p}: ${up.slice(dir.length + 1)} is not a folder`);
+        if ((existsSync(up) || isLink(up)) && !lstatSync(up).isDirectory())
+          throw this.abandon(dir, `argument 'files': ${shown(p)}: ${up.slice(dir.length + 1)} is not a folder`);
         up = dirname(up);
       }
       mkdirSync(dirname(full), { recursive: true });
-      if (existsSync(full) && !lstatSync(full).isFile()) throw this.abandon(dir, `${p}: exists and is not a regular file`);
+      if ((existsSync(full) || isLink(full)) && !lstatSync(full).isFile())
+        throw this.abandon(dir, `argument 'files': ${shown(p)}: exists and is not a regular file`);
       writeFileSync(full, content);
     }
     const total = listTree(dir).reduce((n, f) => n + f.size, 0);
@@ -540,6 +596,15 @@ export class ArchiveTools {
   private abandon(dir: string, why: string): ToolError {
     rmSync(dir, { recursive: true, force: true });
     return new ToolError(why);
+  }
+}
+
+/** A link (existsSync follows links, so a dangling one looks absent). */
+function isLink(p: string): boolean {
+  try {
+    return lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
   }
 }
 
