@@ -253,7 +253,7 @@ export class HarnessRuntime {
       };
       // Command harnesses keep a process per rollout: a warm one would share its /tmp, its pid
       // namespace and whatever it starts between rollouts, and bubblewrap has no fresh-context switch.
-      const host = prepared.runtime === 'node' ? this.pool?.acquire(plan) : undefined;
+      const host = prepared.runtime === 'node' ? await this.pool?.acquire(plan) : undefined;
       worker = new WorkerProcess(plan, this.o.limits, { onLog: (m, data, level) => session.log(m, data, level === 'error' ? 'error' : 'log') }, host);
       this.live.add(worker);
       outcome = await worker.run(message);

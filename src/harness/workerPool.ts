@@ -37,6 +37,8 @@ export class WarmHost {
   private readonly splitter: LineSplitter;
   private dead = false;
   rollouts = 0;
+  /** A rollout waiting for this host to finish draining (WorkerPool.acquire), told whether it can have it. */
+  claimedBy: ((reusable: boolean) => void) | undefined;
 
   constructor(
     readonly key: string,
@@ -106,12 +108,19 @@ export class WarmHost {
     if (parsed.ok && parsed.message.type === 'exit' && parsed.message.nonce === this.draining.nonce) this.idle();
   }
 
+  get isDraining(): boolean {
+    return this.draining !== undefined;
+  }
+
   private idle(): void {
     if (this.draining) clearTimeout(this.draining.timer);
     this.draining = undefined;
     const used = this.cpuMs();
     if (used === undefined || used >= WARM_RETIRE_CPU_MS || this.rollouts >= MAX_ROLLOUTS_PER_HOST) return this.kill();
-    this.pool.release(this);
+    const claim = this.claimedBy;
+    this.claimedBy = undefined;
+    if (claim) claim(true);
+    else this.pool.release(this);
   }
 
   /** SIGKILL to the process group, and our ends of its pipes dropped. */
@@ -122,6 +131,9 @@ export class WarmHost {
     if (this.draining) clearTimeout(this.draining.timer);
     this.draining = undefined;
     this.pool.forget(this);
+    const claim = this.claimedBy;
+    this.claimedBy = undefined;
+    claim?.(false);
     const pid = this.child.pid;
     if (pid) {
       try {
@@ -154,10 +166,16 @@ export class WorkerPool {
 
   constructor(private readonly maxIdle: number) {}
 
-  acquire(plan: SpawnPlan): WarmHost {
+  /**
+   * An idle process of this candidate; else one that is finishing a rollout (its thread exiting,
+   * a few ms) and nobody else is waiting for; else a new one.
+   */
+  async acquire(plan: SpawnPlan): Promise<WarmHost> {
     const key = JSON.stringify([plan.command, plan.args, plan.cwd]);
     const i = this.idle.findIndex((h) => h.key === key && h.alive);
     if (i >= 0) return this.idle.splice(i, 1)[0];
+    const draining = [...this.all].find((h) => h.key === key && h.isDraining && !h.claimedBy);
+    if (draining && (await new Promise<boolean>((resolve) => (draining.claimedBy = resolve)))) return draining;
     const h = new WarmHost(key, plan, this);
     this.all.add(h);
     return h;
