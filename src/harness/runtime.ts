@@ -35,6 +35,7 @@ import {
   type FilesystemIsolation,
   type NetworkIsolation,
   type SpawnPlan,
+  warmWorkersSupported,
 } from './sandbox.js';
 import { Semaphore } from './semaphore.js';
 import { WorkerPool } from './workerPool.js';
@@ -63,8 +64,8 @@ export interface HarnessRuntimeOptions {
   /**
    * Node harnesses: serve a candidate's rollouts from warm sandboxed processes, each rollout in a
    * fresh worker thread (workerPool.ts), instead of one process per rollout. Default: on, unless the
-   * environment says WHALE_WARM_WORKERS=0. Results are the same either way (tested), so it is not
-   * part of any result key.
+   * environment says WHALE_WARM_WORKERS=0, where this Node can confine a worker thread on its own
+   * (warmWorkersSupported). Results are the same either way (tested), so it is not part of any result key.
    */
   warmWorkers?: boolean;
 }
@@ -103,7 +104,7 @@ export class HarnessRuntime {
     this.network = chooseNetwork(o.network ?? 'auto', sandboxCapabilities());
     this.filesystem = chooseFilesystem(o.filesystem ?? 'auto', sandboxCapabilities());
     mkdirSync(o.cacheDir, { recursive: true });
-    if (o.warmWorkers ?? process.env.WHALE_WARM_WORKERS !== '0') this.pool = new WorkerPool(o.concurrency);
+    if ((o.warmWorkers ?? process.env.WHALE_WARM_WORKERS !== '0') && warmWorkersSupported()) this.pool = new WorkerPool(o.concurrency);
   }
 
   /** Validates and bundles a candidate. Throws InputError (file, field/line) when it is invalid. */

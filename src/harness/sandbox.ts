@@ -217,6 +217,33 @@ function permissionFlag(): string {
   return process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
 }
 
+let warmProbe: boolean | undefined;
+
+/**
+ * Whether this Node gives a worker thread a permission set of its own (execArgv), without the
+ * worker permission its parent has: what warm processes rely on. Probed once with a real process;
+ * where it fails (another Node, no permission model), every rollout gets a process of its own.
+ */
+export function warmWorkersSupported(): boolean {
+  if (warmProbe !== undefined) return warmProbe;
+  const flag = permissionFlag();
+  const code = `const { Worker } = require('node:worker_threads');
+const w = new Worker("const p = process.permission; require('node:worker_threads').parentPort.postMessage(!!p && !p.has('worker') && !p.has('child') && !p.has('fs.write'))", { eval: true, execArgv: [${JSON.stringify(flag)}, '--no-warnings'] });
+w.on('message', (ok) => process.stdout.write(ok ? 'confined' : 'open'));
+w.on('error', () => process.stdout.write('error'));`;
+  try {
+    const r = spawnSync(process.execPath, [flag, '--allow-worker', '--no-warnings', '-e', code], {
+      encoding: 'utf8',
+      timeout: 10_000,
+      env: { PATH: SANDBOX_PATH },
+    });
+    warmProbe = r.status === 0 && r.stdout === 'confined';
+  } catch {
+    warmProbe = false;
+  }
+  return warmProbe;
+}
+
 /** What a warm process's host thread and its worker threads need beyond a one-rollout process (measured: about 40 MB resident). */
 export const WARM_HOST_OVERHEAD_MB = 64;
 
