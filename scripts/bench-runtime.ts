@@ -9,7 +9,7 @@
 //   model only: the calls made in-process; the old path; the new path. The overhead of a path is the
 //   share of its time per rollout that is not model time: (model-only rate / path rate) - 1.
 // Standalone: node --import tsx scripts/bench-runtime.ts
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -116,8 +116,10 @@ export async function benchRuntime(opts: { rollouts?: number; embeddedRollouts?:
       'sandbox cost per rollout, new (ms, wall at this concurrency)': round(1000 / warm.perSec - 1000 / direct.perSec, 2),
       'harness start-up to ready, old (ms, mean under load)': round(cold.startupMs, 1),
       'harness start-up to ready, new (ms, mean under load)': round(warm.startupMs, 1),
-      'harness CPU per rollout, old (ms, /proc)': round(cold.cpuMs, 1),
+      'harness CPU per rollout, old (ms, /proc watchdog: misses the last 100 ms of a process)': round(cold.cpuMs, 1),
       'harness CPU per rollout, new (ms, /proc)': round(warm.cpuMs, 1),
+      'engine + harness CPU per rollout, old (ms, incl. reaped children)': round(cold.totalCpuMs, 1),
+      'engine + harness CPU per rollout, new (ms, incl. starting the warm processes)': round(warm.totalCpuMs, 1),
       'sandbox pass rate (old, new)': Math.min(cold.passRate, warm.passRate),
     });
     Object.assign(out, await embeddedRates({ domain, cacheDir, concurrency, n: opts.embeddedRollouts ?? 64, tasks }));
@@ -126,6 +128,24 @@ export async function benchRuntime(opts: { rollouts?: number; embeddedRollouts?:
     rmSync(cacheDir, { recursive: true, force: true });
   }
   return out;
+}
+
+/**
+ * CPU (ms) of this process and of its children once reaped (/proc/self/stat utime, stime, cutime,
+ * cstime): engine and harness processes together, less sensitive to a loaded machine than wall time.
+ */
+function cpuWithChildrenMs(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10;
+}
+
+/** Waits until every child process has exited and been reaped (their CPU is then in cutime/cstime). */
+async function childrenReaped(timeoutMs = 5000): Promise<void> {
+  const file = `/proc/self/task/${process.pid}/children`;
+  const t0 = Date.now();
+  while (existsSync(file) && readFileSync(file, 'utf8').trim() !== '' && Date.now() - t0 < timeoutMs) await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 100));
 }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
@@ -140,7 +160,7 @@ async function sandboxRate(o: {
   warmWorkers: boolean;
   tasks: Task[];
   sampling?: typeof SAMPLING;
-}): Promise<{ perSec: number; passRate: number; startupMs: number; cpuMs: number; network: string; completions: string[] }> {
+}): Promise<{ perSec: number; passRate: number; startupMs: number; cpuMs: number; totalCpuMs: number; network: string; completions: string[] }> {
   const rt = new HarnessRuntime({
     domain: o.domain,
     backend: o.backend,
@@ -153,10 +173,14 @@ async function sandboxRate(o: {
   const startups: number[] = [];
   const cpus: number[] = [];
   const completions: string[] = [];
+  let result: Omit<Awaited<ReturnType<typeof sandboxRate>>, 'totalCpuMs'>;
+  let cpu0 = 0;
   try {
     const prepared = await rt.prepare(HARNESS);
     // Warm-up (gateway start, bootstrap build; for warm processes, one process per slot), not timed.
     await Promise.all(Array.from({ length: o.concurrency }, (_, i) => rt.rollout(prepared, o.tasks[i % o.tasks.length], { sampleIndex: 0, seed: -1 - i })));
+    await childrenReaped(); // the one-rollout processes of the warm-up (warm processes stay: their start-up is counted below)
+    cpu0 = cpuWithChildrenMs();
     const r = await timed(o.n, o.concurrency, async (i) => {
       const t = await rt.rollout(prepared, o.tasks[i % o.tasks.length], { sampleIndex: 0, seed: i });
       const d = t.events.find((e) => e.name === 'sandbox')?.data as { startupMs?: number; cpuMs?: number } | undefined;
@@ -165,10 +189,12 @@ async function sandboxRate(o: {
       completions[i] = t.modelCalls.map((c) => c.completion).join('\u0000');
       return t.verdict.pass;
     });
-    return { ...r, startupMs: mean(startups), cpuMs: mean(cpus), network: rt.network, completions };
+    result = { ...r, startupMs: mean(startups), cpuMs: mean(cpus), network: rt.network, completions };
   } finally {
     await rt.close();
   }
+  await childrenReaped();
+  return { ...result, totalCpuMs: (cpuWithChildrenMs() - cpu0) / o.n };
 }
 
 /**
@@ -197,7 +223,9 @@ async function embeddedRates(o: { domain: ReturnType<typeof fixtureDomain>; cach
       );
     };
     await Promise.all(Array.from({ length: o.concurrency }, (_, i) => run(o.n + i))); // warm-up: weights loaded, kernels compiled
+    const cpu0 = cpuWithChildrenMs();
     const modelOnly = await timed(o.n, o.concurrency, async (i) => (await run(i)) === (o.tasks[i % o.tasks.length].private as { answer: string }).answer);
+    const modelCpuMs = (cpuWithChildrenMs() - cpu0) / o.n;
     const common = { domain: o.domain, backend, cacheDir: o.cacheDir, concurrency: o.concurrency, n: o.n, tasks: o.tasks, sampling };
     const cold = await sandboxRate({ ...common, warmWorkers: false });
     const warm = await sandboxRate({ ...common, warmWorkers: true });
@@ -209,6 +237,11 @@ async function embeddedRates(o: { domain: ReturnType<typeof fixtureDomain>; cach
       'embedded model: new / old throughput': round(warm.perSec / cold.perSec, 2),
       'embedded model: overhead of the old path (model-only rate / path rate - 1)': round(modelOnly.perSec / cold.perSec - 1, 3),
       'embedded model: overhead of the new path (model-only rate / path rate - 1)': round(modelOnly.perSec / warm.perSec - 1, 3),
+      'embedded model: CPU per rollout, model only (ms, engine)': round(modelCpuMs, 1),
+      'embedded model: CPU per rollout, old (ms, engine + harness processes)': round(cold.totalCpuMs, 1),
+      'embedded model: CPU per rollout, new (ms, engine + harness processes)': round(warm.totalCpuMs, 1),
+      'embedded model: CPU overhead of the old path (CPU / model-only CPU - 1)': round(cold.totalCpuMs / modelCpuMs - 1, 3),
+      'embedded model: CPU overhead of the new path (CPU / model-only CPU - 1)': round(warm.totalCpuMs / modelCpuMs - 1, 3),
       'embedded model: every path sampled the same completions (1 yes, 0 no)': same(cold.completions) && same(warm.completions) ? 1 : 0,
     };
   } finally {

@@ -176,6 +176,8 @@ export class WorkerPool {
     if (i >= 0) return this.idle.splice(i, 1)[0];
     const draining = [...this.all].find((h) => h.key === key && h.isDraining && !h.claimedBy);
     if (draining && (await new Promise<boolean>((resolve) => (draining.claimedBy = resolve)))) return draining;
+    // Room for it: an idle process of another candidate goes first (a search moves on from candidates).
+    if (this.all.size >= this.maxIdle) this.idle.shift()?.kill();
     const h = new WarmHost(key, plan, this);
     this.all.add(h);
     return h;
