@@ -82,7 +82,7 @@ test('a later rollout on the same warm process sees nothing an earlier one left:
     assert.match(String(s.flags), /denied by the WHALE sandbox/);
     assert.equal(s.written, 'ERR_ACCESS_DENIED');
   }
-  // The first rollout left a descriptor open; the host closed it before the next rollout began.
+  // The first rollout left a descriptor open: gone when its thread exited (else the host would have retired the process, and the pids would differ).
   assert.deepEqual(b.fds, a.fds);
   assert.deepEqual(c.fds, a.fds);
   // The first rollout's timers (garbage on stdout after 100 and 150 ms) died with its thread: the
@@ -93,7 +93,7 @@ test('a later rollout on the same warm process sees nothing an earlier one left:
 });
 
 test('a rollout that hangs, kills or aborts its process, overflows its heap, exits or holds its thread costs its own task only; the process is replaced when it must be', async () => {
-  const qs = ['ok', 'hang', 'ok', 'kill-process', 'ok', 'heap', 'ok', 'exit', 'ok', 'busy-pool', 'ok', 'ok', 'abort', 'ok'];
+  const qs = ['ok', 'hang', 'ok', 'kill-process', 'ok', 'heap', 'ok', 'exit', 'ok', 'busy-pool', 'ok', 'ok', 'abort', 'ok', 'close-stdin', 'ok'];
   const trajs = await sequence(qs);
   const term = trajs.map((t) => t.termination);
   assert.deepEqual(term, [
@@ -111,6 +111,8 @@ test('a rollout that hangs, kills or aborts its process, overflows its heap, exi
     'answered',
     'crash',
     'answered',
+    'answered',
+    'answered',
   ]);
   assert.match(String(trajs[3].terminationDetail), /killed by SIGKILL/);
   const pid = (i: number) => seen(trajs[i]).pid;
@@ -125,6 +127,8 @@ test('a rollout that hangs, kills or aborts its process, overflows its heap, exi
   assert.equal(pid(11), pid(10));
   // process.abort() ends the process where it runs, or is refused in a worker thread: a crash of this task either way.
   assert.equal(trajs[13].termination, 'answered');
+  // A rollout that closed one of the process's own descriptors answered, but the process is not reused.
+  assert.notEqual(pid(15), pid(14));
 });
 
 test('without warm processes every rollout has a process of its own (the comparison the first test needs)', async () => {

@@ -221,11 +221,9 @@ function onRunLine(line: string): void {
 if (poolHost) {
   runPoolHost({ bootstrap: fileURLToPath(import.meta.url), bundle, dir: process.argv[4], heapMb: Number(process.argv[5]) });
 } else if (inWorker) {
-  if (bundle !== '--warm-up') {
-    prepareWorkerThread();
-    // The only message the host sends; candidate code, loaded after it, never sees it (nor its nonce).
-    parentPort?.once('message', (line: string) => onRunLine(line));
-  }
+  prepareWorkerThread();
+  // The only message the host sends; candidate code, loaded after it, never sees it (nor its nonce).
+  parentPort?.once('message', (line: string) => onRunLine(line));
 } else {
   const splitter = new LineSplitter(onRunLine, (n) => fail(`runtime sent a ${n}-byte line`));
   process.stdin.setEncoding('utf8');

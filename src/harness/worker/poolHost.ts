@@ -10,8 +10,8 @@
  * same read-only paths as a one-rollout process and, unlike this thread, no `--allow-worker`, so
  * candidate code can start neither processes nor threads. When the worker has exited (its event loop
  * closed, every request it had in flight finished) the host checks that the process's file
- * descriptors are what they were before any candidate ran, closes any the candidate left open, and
- * only then reports `exit`; the engine sends the next rollout only after that. SANDBOX.md says what
+ * descriptors are exactly what they were before any candidate ran (else it exits, and the process
+ * is replaced), and only then reports `exit`; the engine sends the next rollout only after that. SANDBOX.md says what
  * is shared between the rollouts of one process and what is not.
  */
 import fs from 'node:fs';
@@ -51,27 +51,21 @@ export function runPoolHost(o: PoolHostOptions): void {
   const permission = process.execArgv.find((a) => a === '--permission' || a === '--experimental-permission') ?? '--experimental-permission';
   const execArgv = [permission, `--allow-fs-read=${o.dir}`, `--allow-fs-read=${o.bundle}`, `--allow-fs-read=${o.bootstrap}`, '--no-warnings'];
   const queue: string[] = [];
-  let busy = true; // until the warm-up worker is gone
-  let baseline: Map<number, FdId> | undefined;
+  let busy = false;
+  let baseline: Map<number, FdId> | undefined; // taken just before the first worker: no candidate has run yet
 
-  const start = (worker: Worker, onExit: (code: number) => void) => {
-    worker.on('exit', onExit);
-  };
-  const spawn = (argv: string[]) =>
-    new Worker(o.bootstrap, { argv, execArgv, resourceLimits: { maxOldGenerationSizeMb: o.heapMb }, stdin: false, stdout: false, stderr: false });
+  const spawn = () =>
+    new Worker(o.bootstrap, { argv: [o.bundle], execArgv, resourceLimits: { maxOldGenerationSizeMb: o.heapMb }, stdin: false, stdout: false, stderr: false });
 
-  /** After a rollout: the descriptors must be the baseline's; extra ones (left by the candidate) are closed. */
-  const checkFds = (): boolean => {
+  /**
+   * After a rollout the process's descriptors must be exactly those it had before any worker ran:
+   * Node closes what a worker opened through fs (trackUnmanagedFds) and its loop's own; anything else
+   * (a descriptor closed, replaced or left behind) retires the process rather than being guessed at.
+   */
+  const fdsIntact = (): boolean => {
     const now = openFds();
-    for (const [fd, id] of baseline ?? []) if (now.get(fd) !== id) return false;
-    for (const fd of now.keys())
-      if (!baseline?.has(fd)) {
-        try {
-          fs.closeSync(fd);
-        } catch {
-          // closed meanwhile
-        }
-      }
+    if (!baseline || now.size !== baseline.size) return false;
+    for (const [fd, id] of baseline) if (now.get(fd) !== id) return false;
     return true;
   };
 
@@ -88,21 +82,16 @@ export function runPoolHost(o: PoolHostOptions): void {
     } catch {
       process.exit(3); // the engine's line: never malformed unless something is badly wrong
     }
-    const worker = spawn([o.bundle]);
+    baseline ??= openFds();
+    const worker = spawn();
     worker.on('error', (e: Error & { code?: string }) => frame({ type: 'error', message: `${e.code ?? 'worker error'}: ${e.message}`.slice(0, 8000), nonce }));
-    start(worker, (code) => {
-      if (!checkFds()) process.exit(4); // a descriptor of ours was closed or replaced: this process is not reused
+    worker.on('exit', (code) => {
+      if (!fdsIntact()) process.exit(4); // not as it was before any candidate ran: this process is not reused
       frame({ type: 'exit', code, nonce });
       next();
     });
     worker.postMessage(line);
   };
-
-  // A warm-up worker of our own (no candidate code): the descriptors Node keeps once a worker has come and gone are the baseline.
-  start(spawn(['--warm-up']), () => {
-    baseline = openFds();
-    next();
-  });
 
   const splitter = new LineSplitter(
     (line) => {
