@@ -65,10 +65,20 @@ export class WarmHost {
       if (this.listener && this.listener.onOutput(chunk)) this.listener.onStderr(chunk);
     });
     this.child.on('exit', (code, signal) => {
-      const rest = this.splitter.rest();
-      const l = this.listener;
-      this.kill();
-      l?.onHostExit(code, signal, rest);
+      // As for a one-rollout process: let stdout drain first (a final frame may still be in the pipe).
+      const decide = () => {
+        const l = this.listener;
+        this.kill();
+        l?.onHostExit(code, signal, this.splitter.rest());
+      };
+      const out = this.child.stdout;
+      if (out && !out.readableEnded) {
+        const t = setTimeout(() => setImmediate(decide), 200);
+        out.once('end', () => {
+          clearTimeout(t);
+          decide();
+        });
+      } else decide();
     });
   }
 
