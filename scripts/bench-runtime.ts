@@ -1,27 +1,36 @@
-// Harness runtime overhead: trajectories/s of a two-turn harness (search, then answer) against an
-// instant scripted policy, three ways —
+// Harness runtime overhead: trajectories/s of a two-turn harness (search, then answer), side by side.
+// Against an instant scripted policy, four ways —
 //   direct:  the same calls made in-process (backend.chat + tool.call), no HTTP, no process;
 //   gateway: the same calls as HTTP requests to the recording gateway, from this process;
-//   sandbox: the real thing — one sandboxed harness process per rollout, through the gateway.
-// The gaps are the per-rollout cost of the gateway and of the process. Standalone:
-//   node --import tsx scripts/bench-runtime.ts
-import { mkdtempSync, rmSync } from 'node:fs';
+//   sandbox, process per rollout: one sandboxed harness process per rollout (warmWorkers: false);
+//   sandbox, warm processes: a warm sandboxed process per slot, each rollout in a fresh worker thread.
+// Then against the real embedded model (the shipped base checkpoint), three ways with the same calls,
+// the same sampling parameters and seeds, so the model does the same work on each path:
+//   model only: the calls made in-process; the old path; the new path. The overhead of a path is the
+//   share of its time per rollout that is not model time: (model-only rate / path rate) - 1.
+// Standalone: node --import tsx scripts/bench-runtime.ts
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { hashSeed } from '../src/core/rng.js';
 import type { Task } from '../src/domains/types.js';
 import { Gateway } from '../src/harness/gateway.js';
 import { RolloutSession } from '../src/harness/rolloutSession.js';
 import { HarnessRuntime } from '../src/harness/runtime.js';
 import { ScriptedBackend } from '../src/harness/testing/scriptedBackend.js';
+import { createBackend } from '../src/policy/index.js';
+import type { PolicyBackend } from '../src/policy/types.js';
 import { fixtureDomain, fixturePolicyReply, fixtureTasks } from '../test/fixtures/harnesses/fixtureDomain.js';
 
 const HARNESS = fileURLToPath(new URL('../test/fixtures/harnesses/good', import.meta.url));
 const LIMITS = { wallMs: 30_000, cpuMs: 20_000, memoryMb: 128, outputBytes: 1_000_000, maxTurns: 4, maxTokens: 4096 };
 const SAMPLING = { temperature: 1, top_p: 1, max_tokens: 16 };
+/** Long enough completions that the model's work per rollout is in the range of a real domain's (tens of ms). */
+const EMBEDDED_SAMPLING = { temperature: 1, top_p: 1, max_tokens: 48 };
 const SYSTEM = 'write search NAME , then answer VALUE .';
 
-type Chat = (messages: { role: 'system' | 'user' | 'assistant' | 'tool'; content: string }[]) => Promise<string>;
+type Chat = (messages: { role: 'system' | 'user' | 'assistant' | 'tool'; content: string }[], turn: number) => Promise<string>;
 type Tool = (query: string) => Promise<string>;
 
 /** The good fixture harness's logic, for the in-process baselines. */
@@ -31,9 +40,9 @@ async function twoTurn(task: Task, chat: Chat, tool: Tool): Promise<string | nul
     { role: 'user', content: task.public.question },
   ];
   for (let turn = 0; turn < 4; turn++) {
-    const text = await chat(messages);
+    const text = await chat(messages, turn);
     messages.push({ role: 'assistant', content: text });
-    const m = /^(search|answer) (\S+)/.exec(text);
+    const m = /^(search|answer) (\S+)/.exec(text.trim());
     if (!m) return null;
     if (m[1] === 'answer') return m[2];
     messages.push({ role: 'tool', content: await tool(m[2]) });
@@ -53,7 +62,7 @@ async function timed(n: number, concurrency: number, one: (i: number) => Promise
   return { perSec: n / ((performance.now() - t0) / 1000), passRate: passed / n };
 }
 
-export async function benchRuntime(opts: { rollouts?: number; concurrency?: number } = {}): Promise<Record<string, number>> {
+export async function benchRuntime(opts: { rollouts?: number; embeddedRollouts?: number; concurrency?: number } = {}): Promise<Record<string, number>> {
   const n = opts.rollouts ?? 96;
   const concurrency = opts.concurrency ?? 8;
   const domain = fixtureDomain();
@@ -92,35 +101,152 @@ export async function benchRuntime(opts: { rollouts?: number; concurrency?: numb
   await gateway.close();
 
   const cacheDir = mkdtempSync(join(tmpdir(), 'whale-bench-runtime-'));
-  const rt = new HarnessRuntime({ domain, backend, limits: LIMITS, sampling: SAMPLING, concurrency, cacheDir });
-  const startups: number[] = [];
-  let sandbox: { perSec: number; passRate: number };
+  const out: Record<string, number> = { concurrency };
   try {
-    const prepared = await rt.prepare(HARNESS);
-    await rt.rollout(prepared, tasks[0], { sampleIndex: 0, seed: 0 }); // warm: gateway start, bootstrap build
-    sandbox = await timed(n, concurrency, async (i) => {
-      const t = await rt.rollout(prepared, tasks[i % tasks.length], { sampleIndex: 0, seed: i });
-      const s = (t.events.find((e) => e.name === 'sandbox')?.data as { startupMs?: number } | undefined)?.startupMs;
-      if (typeof s === 'number') startups.push(s);
-      return t.verdict.pass;
+    const cold = await sandboxRate({ domain, backend, cacheDir, concurrency, n, warmWorkers: false, tasks });
+    const warm = await sandboxRate({ domain, backend, cacheDir, concurrency, n, warmWorkers: true, tasks });
+    Object.assign(out, {
+      'instant policy: direct trajectories/s': round(direct.perSec),
+      'instant policy: gateway (HTTP, in-process) trajectories/s': round(viaGateway.perSec),
+      'instant policy: sandbox, process per rollout (old) trajectories/s': round(cold.perSec),
+      'instant policy: sandbox, warm processes (new) trajectories/s': round(warm.perSec),
+      'instant policy: new / old throughput': round(warm.perSec / cold.perSec, 2),
+      'gateway cost per rollout (ms, 2 chat + 1 tool)': round(1000 / viaGateway.perSec - 1000 / direct.perSec, 3),
+      'sandbox cost per rollout, old (ms, wall at this concurrency)': round(1000 / cold.perSec - 1000 / direct.perSec, 2),
+      'sandbox cost per rollout, new (ms, wall at this concurrency)': round(1000 / warm.perSec - 1000 / direct.perSec, 2),
+      'harness start-up to ready, old (ms, mean under load)': round(cold.startupMs, 1),
+      'harness start-up to ready, new (ms, mean under load)': round(warm.startupMs, 1),
+      'harness CPU per rollout, old (ms, /proc watchdog: misses the last 100 ms of a process)': round(cold.cpuMs, 1),
+      'harness CPU per rollout, new (ms, /proc)': round(warm.cpuMs, 1),
+      'engine + harness CPU per rollout, old (ms, incl. reaped children)': round(cold.totalCpuMs, 1),
+      'engine + harness CPU per rollout, new (ms, incl. starting the warm processes)': round(warm.totalCpuMs, 1),
+      'sandbox pass rate (old, new)': Math.min(cold.passRate, warm.passRate),
     });
+    Object.assign(out, await embeddedRates({ domain, cacheDir, concurrency, n: opts.embeddedRollouts ?? 64, tasks }));
+    out['network isolation is a namespace (1) or the guard only (0)'] = cold.network === 'namespace' ? 1 : 0;
   } finally {
-    await rt.close();
     rmSync(cacheDir, { recursive: true, force: true });
   }
-  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
-  return {
-    concurrency,
-    'direct trajectories/s': round(direct.perSec),
-    'gateway (HTTP, in-process) trajectories/s': round(viaGateway.perSec),
-    'sandbox (process + gateway) trajectories/s': round(sandbox.perSec),
-    'sandbox / direct throughput': round(sandbox.perSec / direct.perSec, 4),
-    'gateway cost per rollout (ms, 2 chat + 1 tool)': round(1000 / viaGateway.perSec - 1000 / direct.perSec, 3),
-    'sandbox cost per rollout (ms, wall at this concurrency)': round(1000 / sandbox.perSec - 1000 / direct.perSec, 2),
-    'harness start-up to ready (ms, mean under load)': round(mean(startups), 1),
-    'sandbox pass rate': sandbox.passRate,
-    'network isolation is a namespace (1) or the guard only (0)': rt.network === 'namespace' ? 1 : 0,
-  };
+  return out;
+}
+
+/**
+ * CPU (ms) of this process and of its children once reaped (/proc/self/stat utime, stime, cutime,
+ * cstime): engine and harness processes together, less sensitive to a loaded machine than wall time.
+ */
+function cpuWithChildrenMs(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10;
+}
+
+/** Waits until every child process has exited and been reaped (their CPU is then in cutime/cstime). */
+async function childrenReaped(timeoutMs = 5000): Promise<void> {
+  const file = `/proc/self/task/${process.pid}/children`;
+  const t0 = Date.now();
+  while (existsSync(file) && readFileSync(file, 'utf8').trim() !== '' && Date.now() - t0 < timeoutMs) await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 100));
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+
+/** Rollouts/s through the real runtime, with per-rollout start-up and CPU from each trajectory's sandbox event. */
+async function sandboxRate(o: {
+  domain: ReturnType<typeof fixtureDomain>;
+  backend: PolicyBackend;
+  cacheDir: string;
+  concurrency: number;
+  n: number;
+  warmWorkers: boolean;
+  tasks: Task[];
+  sampling?: typeof SAMPLING;
+}): Promise<{ perSec: number; passRate: number; startupMs: number; cpuMs: number; totalCpuMs: number; network: string; completions: string[] }> {
+  const rt = new HarnessRuntime({
+    domain: o.domain,
+    backend: o.backend,
+    limits: LIMITS,
+    sampling: o.sampling ?? SAMPLING,
+    concurrency: o.concurrency,
+    cacheDir: o.cacheDir,
+    warmWorkers: o.warmWorkers,
+  });
+  const startups: number[] = [];
+  const cpus: number[] = [];
+  const completions: string[] = [];
+  let result: Omit<Awaited<ReturnType<typeof sandboxRate>>, 'totalCpuMs'>;
+  let cpu0 = 0;
+  try {
+    const prepared = await rt.prepare(HARNESS);
+    // Warm-up (gateway start, bootstrap build; for warm processes, one process per slot), not timed.
+    await Promise.all(Array.from({ length: o.concurrency }, (_, i) => rt.rollout(prepared, o.tasks[i % o.tasks.length], { sampleIndex: 0, seed: -1 - i })));
+    await childrenReaped(); // the one-rollout processes of the warm-up (warm processes stay: their start-up is counted below)
+    cpu0 = cpuWithChildrenMs();
+    const r = await timed(o.n, o.concurrency, async (i) => {
+      const t = await rt.rollout(prepared, o.tasks[i % o.tasks.length], { sampleIndex: 0, seed: i });
+      const d = t.events.find((e) => e.name === 'sandbox')?.data as { startupMs?: number; cpuMs?: number } | undefined;
+      if (typeof d?.startupMs === 'number') startups.push(d.startupMs);
+      if (typeof d?.cpuMs === 'number') cpus.push(d.cpuMs);
+      completions[i] = t.modelCalls.map((c) => c.completion).join('\u0000');
+      return t.verdict.pass;
+    });
+    result = { ...r, startupMs: mean(startups), cpuMs: mean(cpus), network: rt.network, completions };
+  } finally {
+    await rt.close();
+  }
+  await childrenReaped();
+  return { ...result, totalCpuMs: (cpuWithChildrenMs() - cpu0) / o.n };
+}
+
+/**
+ * The embedded model (shipped base checkpoint) behind all three paths. Model-only makes the
+ * harness's calls in-process with the parameters the gateway would send (the run's sampling, the
+ * per-call seed of (rollout seed, call index)), so each path asks the model for the same tokens; the
+ * completions are compared to prove it.
+ */
+async function embeddedRates(o: { domain: ReturnType<typeof fixtureDomain>; cacheDir: string; concurrency: number; n: number; tasks: Task[] }) {
+  const backend = await createBackend({ kind: 'embedded', model: 'base', maxBatch: 64 }, { storeDir: join(o.cacheDir, 'embedded') });
+  const sampling = EMBEDDED_SAMPLING;
+  try {
+    const completions: string[] = [];
+    const run = (i: number) => {
+      const task = o.tasks[i % o.tasks.length];
+      const texts: string[] = [];
+      return twoTurn(
+        task,
+        async (messages, turn) => {
+          const r = await backend.chat({ messages, params: { ...sampling, seed: hashSeed(`${i}:${turn}`) }, version: backend.currentVersion() });
+          texts.push(r.text);
+          completions[i] = texts.join('\u0000');
+          return r.text;
+        },
+        async (query) => o.domain.tools[0].call({ query }, task),
+      );
+    };
+    await Promise.all(Array.from({ length: o.concurrency }, (_, i) => run(o.n + i))); // warm-up: weights loaded, kernels compiled
+    const cpu0 = cpuWithChildrenMs();
+    const modelOnly = await timed(o.n, o.concurrency, async (i) => (await run(i)) === (o.tasks[i % o.tasks.length].private as { answer: string }).answer);
+    const modelCpuMs = (cpuWithChildrenMs() - cpu0) / o.n;
+    const common = { domain: o.domain, backend, cacheDir: o.cacheDir, concurrency: o.concurrency, n: o.n, tasks: o.tasks, sampling };
+    const cold = await sandboxRate({ ...common, warmWorkers: false });
+    const warm = await sandboxRate({ ...common, warmWorkers: true });
+    const same = (xs: string[]) => xs.every((c, i) => c === completions[i]);
+    return {
+      'embedded model: model only (in-process calls) rollouts/s': round(modelOnly.perSec, 2),
+      'embedded model: sandbox, process per rollout (old) rollouts/s': round(cold.perSec, 2),
+      'embedded model: sandbox, warm processes (new) rollouts/s': round(warm.perSec, 2),
+      'embedded model: new / old throughput': round(warm.perSec / cold.perSec, 2),
+      'embedded model: overhead of the old path (model-only rate / path rate - 1)': round(modelOnly.perSec / cold.perSec - 1, 3),
+      'embedded model: overhead of the new path (model-only rate / path rate - 1)': round(modelOnly.perSec / warm.perSec - 1, 3),
+      'embedded model: CPU per rollout, model only (ms, engine)': round(modelCpuMs, 1),
+      'embedded model: CPU per rollout, old (ms, engine + harness processes)': round(cold.totalCpuMs, 1),
+      'embedded model: CPU per rollout, new (ms, engine + harness processes)': round(warm.totalCpuMs, 1),
+      'embedded model: CPU overhead of the old path (CPU / model-only CPU - 1)': round(cold.totalCpuMs / modelCpuMs - 1, 3),
+      'embedded model: CPU overhead of the new path (CPU / model-only CPU - 1)': round(warm.totalCpuMs / modelCpuMs - 1, 3),
+      'embedded model: every path sampled the same completions (1 yes, 0 no)': same(cold.completions) && same(warm.completions) ? 1 : 0,
+    };
+  } finally {
+    await backend.close();
+  }
 }
 
 function round(x: number, digits = 1): number {

@@ -12,6 +12,10 @@
  *   child  → {"type":"result","answer":"..."|null}                    exactly once, then exit
  *         or {"type":"error", message, stack?}                         the harness threw
  *
+ * A warm process (Node harnesses, see workerPool.ts) serves several rollouts in turn, each in a fresh
+ * worker thread: after `result`/`error` its host thread sends {"type":"exit","code":…} with the
+ * rollout's nonce, and only then does the parent write the next `run`.
+ *
  * The parent may write `run` before `ready` arrives (stdin buffers it). Model and tool calls do
  * NOT travel on this channel: they are HTTP requests to the recording gateway named in
  * `run.gateway` (over its unix socket when `socketPath` is given — the only route out of a network
@@ -108,7 +112,17 @@ export const ErrorMessage = z.object({
   nonce: z.optional(maxString(64)),
 });
 
-export const ChildMessage = z.discriminatedUnion('type', [ReadyMessage, LogMessage, ResultMessage, ErrorMessage]);
+/**
+ * Sent by a warm process's host thread (never by harness code: it carries the rollout's nonce) once
+ * the rollout's worker thread has exited and the process is clean again: the next `run` may follow.
+ */
+export const ExitMessage = z.object({
+  type: z.literal('exit'),
+  code: int(),
+  nonce: z.optional(maxString(64)),
+});
+
+export const ChildMessage = z.discriminatedUnion('type', [ReadyMessage, LogMessage, ResultMessage, ErrorMessage, ExitMessage]);
 export type ChildMessage = z.infer<typeof ChildMessage>;
 
 export type ParseOutcome<T> = { ok: true; message: T } | { ok: false; error: string };

@@ -29,13 +29,16 @@ import {
   chooseFilesystem,
   chooseNetwork,
   planCommandWorker,
+  planNodeHost,
   planNodeWorker,
   sandboxCapabilities,
   type FilesystemIsolation,
   type NetworkIsolation,
   type SpawnPlan,
+  warmWorkersSupported,
 } from './sandbox.js';
 import { Semaphore } from './semaphore.js';
+import { WorkerPool } from './workerPool.js';
 import { LIMIT_GRACE_MS, WorkerProcess, type WorkerOutcome } from './workerProcess.js';
 
 export type { PreparedHarness } from './candidate.js';
@@ -58,6 +61,13 @@ export interface HarnessRuntimeOptions {
   network?: 'auto' | NetworkIsolation;
   /** Command harnesses: 'confined' (bubblewrap), 'open', or 'auto' (default): confined where bwrap works. */
   filesystem?: 'auto' | FilesystemIsolation;
+  /**
+   * Node harnesses: serve a candidate's rollouts from warm sandboxed processes, each rollout in a
+   * fresh worker thread (workerPool.ts), instead of one process per rollout. Default: on, unless the
+   * environment says WHALE_WARM_WORKERS=0, where this Node can confine a worker thread on its own
+   * (warmWorkersSupported). Results are the same either way (tested), so it is not part of any result key.
+   */
+  warmWorkers?: boolean;
 }
 
 export interface RolloutOptions {
@@ -83,6 +93,7 @@ export class HarnessRuntime {
   private warnedUnconfined = false;
   private readonly semaphore: Semaphore;
   private readonly live = new Set<WorkerProcess>();
+  private readonly pool: WorkerPool | undefined;
   private closed = false;
   readonly network: NetworkIsolation;
   readonly filesystem: FilesystemIsolation;
@@ -93,6 +104,7 @@ export class HarnessRuntime {
     this.network = chooseNetwork(o.network ?? 'auto', sandboxCapabilities());
     this.filesystem = chooseFilesystem(o.filesystem ?? 'auto', sandboxCapabilities());
     mkdirSync(o.cacheDir, { recursive: true });
+    if ((o.warmWorkers ?? process.env.WHALE_WARM_WORKERS !== '0') && warmWorkersSupported()) this.pool = new WorkerPool(o.concurrency);
   }
 
   /** Validates and bundles a candidate. Throws InputError (file, field/line) when it is invalid. */
@@ -174,6 +186,7 @@ export class HarnessRuntime {
     this.closed = true;
     for (const w of this.live) w.kill('the runtime was closed');
     this.live.clear();
+    this.pool?.close();
     await this.gateway.close();
   }
 
@@ -186,7 +199,14 @@ export class HarnessRuntime {
     };
   }
 
+  /** Whether this runtime serves Node harnesses from warm processes. */
+  get warmWorkers(): boolean {
+    return this.pool !== undefined;
+  }
+
   private plan(prepared: PreparedHarness, bootstrap: string): SpawnPlan {
+    if (prepared.runtime === 'node' && this.pool)
+      return planNodeHost({ dir: prepared.dir, bootstrap, bundle: prepared.bundleFile as string, limits: this.o.limits, network: this.network });
     if (prepared.runtime === 'node')
       return planNodeWorker({ dir: prepared.dir, bootstrap, bundle: prepared.bundleFile as string, limits: this.o.limits, network: this.network });
     const socket = this.gateway.unixSocketPath;
@@ -234,7 +254,10 @@ export class HarnessRuntime {
         // read) and, by echoing it, makes every later frame need it (workerProcess.ts).
         nonce: randomBytes(16).toString('hex'),
       };
-      worker = new WorkerProcess(plan, this.o.limits, { onLog: (m, data, level) => session.log(m, data, level === 'error' ? 'error' : 'log') });
+      // Command harnesses keep a process per rollout: a warm one would share its /tmp, its pid
+      // namespace and whatever it starts between rollouts, and bubblewrap has no fresh-context switch.
+      const host = prepared.runtime === 'node' ? await this.pool?.acquire(plan) : undefined;
+      worker = new WorkerProcess(plan, this.o.limits, { onLog: (m, data, level) => session.log(m, data, level === 'error' ? 'error' : 'log') }, host);
       this.live.add(worker);
       outcome = await worker.run(message, { nonceFromStart: prepared.runtime === 'node' });
     } catch (e) {
@@ -256,6 +279,7 @@ export class HarnessRuntime {
         peakRssMb: round(outcome.peakRssMb),
         network: plan?.network ?? null,
         filesystem: plan?.filesystem ?? null,
+        ...(prepared.runtime === 'node' ? { warmProcess: this.pool !== undefined } : {}),
       },
     });
     const record = { finalAnswer: outcome.answer, modelCalls: session.modelCalls, events };

@@ -189,9 +189,7 @@ export function planNodeWorker(o: { dir: string; bootstrap: string; bundle: stri
   const caps = sandboxCapabilities();
   const node = [
     process.execPath,
-    // Node 20 knows only --experimental-permission; Node 24 (VS Code's extension host, which starts
-    // the engine from the editor) rejects it and wants --permission.
-    process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission',
+    permissionFlag(),
     // Read access: the candidate's folder, its bundle and the bootstrap. No write, no child
     // processes, no workers, no addons, no WASI, no inspector (all refused by the permission model).
     // One flag per path: Node 20.20 reads a comma in the value as part of the path.
@@ -211,6 +209,87 @@ export function planNodeWorker(o: { dir: string; bootstrap: string; bundle: stri
     cwd: o.dir,
     network: o.network,
     rssLimitMb: o.limits.memoryMb + NODE_OVERHEAD_MB,
+  };
+}
+
+/** Node 20 knows only --experimental-permission; Node 24 (VS Code's extension host, which starts the engine from the editor) wants --permission. */
+function permissionFlag(): string {
+  return process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
+}
+
+let warmProbe: boolean | undefined;
+
+/**
+ * Whether this Node gives a worker thread a permission set of its own (execArgv), without the
+ * worker permission its parent has: what warm processes rely on. Probed once with a real process;
+ * where it fails (another Node, no permission model), every rollout gets a process of its own.
+ */
+export function warmWorkersSupported(): boolean {
+  if (warmProbe !== undefined) return warmProbe;
+  // Inside an Electron runtime (an editor's, as Node) the probe would start the editor: no warm processes there.
+  if (process.versions.electron) return (warmProbe = false);
+  const flag = permissionFlag();
+  const code = `const { Worker } = require('node:worker_threads');
+const w = new Worker("const p = process.permission; require('node:worker_threads').parentPort.postMessage(!!p && !p.has('worker') && !p.has('child') && !p.has('fs.write'))", { eval: true, execArgv: [${JSON.stringify(flag)}, '--no-warnings'] });
+w.on('message', (ok) => process.stdout.write(ok ? 'confined' : 'open'));
+w.on('error', () => process.stdout.write('error'));`;
+  try {
+    const r = spawnSync(process.execPath, [flag, '--allow-worker', '--no-warnings', '-e', code], {
+      encoding: 'utf8',
+      timeout: 10_000,
+      env: { PATH: SANDBOX_PATH },
+    });
+    warmProbe = r.status === 0 && r.stdout === 'confined';
+  } catch {
+    warmProbe = false;
+  }
+  return warmProbe;
+}
+
+/** What a warm process's host thread and its worker threads need beyond a one-rollout process (measured: about 40 MB resident). */
+export const WARM_HOST_OVERHEAD_MB = 64;
+
+/**
+ * A warm process retires once it has used this much CPU in all: RLIMIT_CPU counts the process's
+ * whole life, so its backstop is set this far above the per-rollout limit and a process is never
+ * handed a rollout once it is past it (the /proc watchdog, per rollout, stays the limit that fires).
+ */
+export const WARM_RETIRE_CPU_MS = 30_000;
+
+/**
+ * A warm process for one Node candidate (worker/poolHost.ts): the same wrappers (parent-death
+ * signal, rlimits, empty network namespace) and the same read-only paths as a one-rollout process,
+ * plus `--allow-worker` for the host thread, which starts each rollout in a worker thread whose own
+ * permission set has no worker, child-process or write permission, and read access to
+ * /proc/self/fd for the host's descriptor check. The JS heap limit is the worker thread's
+ * (resourceLimits), per rollout.
+ */
+export function planNodeHost(o: { dir: string; bootstrap: string; bundle: string; limits: SandboxLimits; network: NetworkIsolation }): SpawnPlan {
+  const caps = sandboxCapabilities();
+  const node = [
+    process.execPath,
+    permissionFlag(),
+    `--allow-fs-read=${o.dir}`,
+    `--allow-fs-read=${o.bundle}`,
+    `--allow-fs-read=${o.bootstrap}`,
+    '--allow-fs-read=/proc/self/fd',
+    '--allow-worker',
+    '--no-warnings',
+    o.bootstrap,
+    o.bundle,
+    '--pool',
+    o.dir,
+    String(o.limits.memoryMb),
+  ];
+  const limits = { ...o.limits, cpuMs: o.limits.cpuMs + WARM_RETIRE_CPU_MS };
+  const full = wrap(caps, o.network, limits, o.limits.memoryMb + NODE_OVERHEAD_MB + WARM_HOST_OVERHEAD_MB + NODE_RESERVED_DATA_MB, node, false);
+  return {
+    command: full[0],
+    args: full.slice(1),
+    env: scrubbedEnv(o.dir, 'node'),
+    cwd: o.dir,
+    network: o.network,
+    rssLimitMb: o.limits.memoryMb + NODE_OVERHEAD_MB + WARM_HOST_OVERHEAD_MB,
   };
 }
 

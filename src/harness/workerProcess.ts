@@ -10,6 +10,7 @@ import type { Termination } from '../core/trajectory.js';
 import { ChildMessage, LineSplitter, encodeMessage, parseLine, type RunMessage } from './protocol.js';
 import { processStart, treeUsage } from './procWatch.js';
 import type { SpawnPlan } from './sandbox.js';
+import type { HostListener, WarmHost } from './workerPool.js';
 
 export type WorkerTermination = Extract<
   Termination,
@@ -40,6 +41,7 @@ export const LIMIT_GRACE_MS = 1000;
 const MEMORY_PATTERNS = [
   /JavaScript heap out of memory/,
   /Reached heap limit/,
+  /ERR_WORKER_OUT_OF_MEMORY/, // a warm process's worker thread over its heap limit (resourceLimits)
   /Array buffer allocation failed/,
   /\bMemoryError\b/,
   /Cannot allocate memory/,
@@ -54,7 +56,12 @@ export function classifyFailure(text: string): 'memory_limit' | 'rule_violation'
   return undefined;
 }
 
-export class WorkerProcess {
+/**
+ * One rollout, in a process of its own (spawned here, killed at the end) or, given a warm host, in
+ * a worker thread of a process that serves several (workerPool.ts): the limits, the protocol checks
+ * and the outcome are the same; CPU is the process's usage since this rollout began.
+ */
+export class WorkerProcess implements HostListener {
   private child: ChildProcess | undefined;
   private outcome: WorkerOutcome | undefined;
   private resolveDone!: (o: WorkerOutcome) => void;
@@ -77,18 +84,32 @@ export class WorkerProcess {
   private peakRssMb = 0;
   /** Every descendant the watchdog has seen: killed at the end even if it left the process group. */
   private readonly seen = new Map<number, number>();
+  /** Warm host only: the process's CPU (ms) when this rollout began. */
+  private cpuBase = 0;
 
   constructor(
     private readonly plan: SpawnPlan,
     private readonly limits: SandboxLimits,
     private readonly hooks: WorkerHooks,
+    private readonly host?: WarmHost,
   ) {}
 
-  /** Spawns the process, sends `run`, and resolves when the rollout is over (the process is then dead or being killed). */
+  /** Spawns the process (or hands a warm one the rollout), sends `run`, and resolves when the rollout is over (the process is then dead, being killed, or back in the pool). */
   run(message: RunMessage, opts: { nonceFromStart?: boolean } = {}): Promise<WorkerOutcome> {
     this.nonce = message.nonce;
     // The Node bootstrap frames every line; a command harness opts in with its first frame that echoes the nonce.
     this.nonceRequired = !!opts.nonceFromStart && this.nonce !== undefined;
+    if (this.host) {
+      const base = this.host.cpuMs();
+      if (base === undefined) {
+        this.finish('error', 'the warm harness process is gone');
+        return this.done;
+      }
+      this.cpuBase = base;
+      this.host.start(this, message);
+      this.armTimers();
+      return this.done;
+    }
     let child: ChildProcess;
     try {
       child = spawn(this.plan.command, this.plan.args, { cwd: this.plan.cwd, env: this.plan.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -130,10 +151,30 @@ export class WorkerProcess {
         });
       } else decide();
     });
+    this.armTimers();
+    return this.done;
+  }
 
+  private armTimers(): void {
     this.wallTimer = setTimeout(() => this.finish('timeout', `wall-clock limit of ${this.limits.wallMs} ms`), this.limits.wallMs);
     this.timers.push(setInterval(() => this.watch(), WATCH_INTERVAL_MS));
-    return this.done;
+  }
+
+  // HostListener: what a warm host forwards from its process while this rollout is its current one.
+  onOutput(chunk: string): boolean {
+    return !this.outcome && this.countOutput(chunk);
+  }
+  onStderr(chunk: string): void {
+    if (!this.outcome) this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
+  }
+  onOverlong(n: number): void {
+    this.finish('protocol_error', `a protocol line of over ${n} bytes`);
+  }
+  onHostExit(code: number | null, signal: NodeJS.Signals | null, rest: string): void {
+    this.onExit(code, signal, rest);
+  }
+  onHostError(message: string): void {
+    this.finish('error', message);
   }
 
   /** A gateway limit was hit: give the harness a short grace to return, then stop it. */
@@ -157,7 +198,7 @@ export class WorkerProcess {
     return true;
   }
 
-  private onLine(line: string): void {
+  onLine(line: string): void {
     if (this.outcome) return;
     const parsed = parseLine(ChildMessage, line);
     if (!parsed.ok) return this.finish('protocol_error', parsed.error);
@@ -176,41 +217,48 @@ export class WorkerProcess {
         return this.hooks.onLog(m.message, m.data, m.level);
       case 'result':
         if (!this.ready) return this.finish('protocol_error', '`result` before `ready`');
-        return this.finish(m.answer === null ? 'no_answer' : 'answered', undefined, m.answer);
+        return this.finish(m.answer === null ? 'no_answer' : 'answered', undefined, m.answer, 'drain');
       case 'error': {
         const kind = classifyFailure(`${m.message}\n${m.stack ?? ''}`);
-        if (kind === 'memory_limit') return this.finish(kind, `memory limit of ${this.limits.memoryMb} MB: harness error: ${m.message}`);
-        if (kind === 'rule_violation') return this.finish(kind, `refused by the sandbox: harness error: ${m.message}`);
-        return this.finish('crash', `harness error: ${m.message}`);
+        if (kind === 'memory_limit') return this.finish(kind, `memory limit of ${this.limits.memoryMb} MB: harness error: ${m.message}`, null, 'drain');
+        if (kind === 'rule_violation') return this.finish(kind, `refused by the sandbox: harness error: ${m.message}`, null, 'drain');
+        return this.finish('crash', `harness error: ${m.message}`, null, 'drain');
       }
+      case 'exit':
+        // Only a warm host sends it: the rollout's thread ended without a result (it exited on its own).
+        if (!this.host) return this.finish('protocol_error', 'an `exit` frame from a one-rollout process');
+        return this.onExit(m.code, null, '', 'exited');
     }
   }
 
-  private onExit(code: number | null, signal: NodeJS.Signals | null, rest: string): void {
+  private onExit(code: number | null, signal: NodeJS.Signals | null, rest: string, after: 'exited' | 'kill' = 'kill'): void {
     if (this.outcome) return;
     const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
     const stderr = this.stderrTail.trim();
     const tail = stderr ? `; stderr: …${stderr.slice(-600)}` : '';
-    if (signal === 'SIGXCPU' || this.cpuMs > this.limits.cpuMs) return this.finish('cpu_limit', `CPU-time limit of ${this.limits.cpuMs} ms (${how})`);
+    if (signal === 'SIGXCPU' || this.cpuMs > this.limits.cpuMs)
+      return this.finish('cpu_limit', `CPU-time limit of ${this.limits.cpuMs} ms (${how})`, null, after);
     const kind = classifyFailure(stderr);
-    if (kind === 'memory_limit') return this.finish('memory_limit', `memory limit of ${this.limits.memoryMb} MB (${how})${tail}`);
-    if (rest.trim()) return this.finish('protocol_error', `${how} in the middle of a protocol line${tail}`);
-    if (code === 0 && !signal) return this.finish('protocol_error', `exited without sending a result${tail}`);
-    this.finish(kind ?? 'crash', `harness process ${how}${tail}`);
+    if (kind === 'memory_limit') return this.finish('memory_limit', `memory limit of ${this.limits.memoryMb} MB (${how})${tail}`, null, after);
+    if (rest.trim()) return this.finish('protocol_error', `${how} in the middle of a protocol line${tail}`, null, after);
+    if (code === 0 && !signal) return this.finish('protocol_error', `exited without sending a result${tail}`, null, after);
+    this.finish(kind ?? 'crash', `harness process ${how}${tail}`, null, after);
   }
 
   private watch(): void {
-    if (this.outcome || !this.child?.pid) return;
-    const u = treeUsage(this.child.pid);
+    const pid = this.host ? this.host.pid : this.child?.pid;
+    if (this.outcome || !pid) return;
+    const u = treeUsage(pid);
     if (!u) return;
-    this.cpuMs = Math.max(this.cpuMs, u.cpuMs);
+    this.cpuMs = Math.max(this.cpuMs, u.cpuMs - this.cpuBase);
     this.peakRssMb = Math.max(this.peakRssMb, u.rssMb);
     for (const p of u.procs) this.seen.set(p.pid, p.start);
-    if (u.cpuMs > this.limits.cpuMs) this.finish('cpu_limit', `CPU-time limit of ${this.limits.cpuMs} ms (used ${Math.round(u.cpuMs)} ms)`);
+    if (this.cpuMs > this.limits.cpuMs) this.finish('cpu_limit', `CPU-time limit of ${this.limits.cpuMs} ms (used ${Math.round(this.cpuMs)} ms)`);
     else if (u.rssMb > this.plan.rssLimitMb) this.finish('memory_limit', `memory limit: resident ${Math.round(u.rssMb)} MB over ${this.plan.rssLimitMb} MB`);
   }
 
-  private finish(termination: WorkerTermination, detail?: string, answer: string | null = null): void {
+  /** `after` (warm host only): what becomes of the process — reused at once, once its thread is gone, or killed. */
+  private finish(termination: WorkerTermination, detail?: string, answer: string | null = null, after: 'exited' | 'drain' | 'kill' = 'kill'): void {
     if (this.outcome) return;
     this.outcome = {
       termination,
@@ -223,6 +271,13 @@ export class WorkerProcess {
     };
     for (const t of this.timers) clearInterval(t);
     if (this.wallTimer) clearTimeout(this.wallTimer);
+    if (this.host) {
+      // The last CPU reading of a clean ending (the watchdog polls every 100 ms).
+      if (after !== 'kill') this.outcome.cpuMs = Math.max(this.cpuMs, (this.host.cpuMs() ?? this.cpuBase) - this.cpuBase) || undefined;
+      this.host.end(after, this.nonce);
+      this.resolveDone(this.outcome);
+      return;
+    }
     this.killGroup();
     // Our ends of the pipes: a grandchild that escaped the kill may still hold theirs open, and
     // must not keep this process (a `whale eval` that is done) waiting for them to close.

@@ -11,22 +11,34 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import { pathToFileURL } from 'node:url';
+import { syncBuiltinESMExports } from 'node:module';
+import { Writable } from 'node:stream';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format } from 'node:util';
+import v8 from 'node:v8';
+import { isMainThread, parentPort } from 'node:worker_threads';
 import { LineSplitter, RunMessage, ParentMessage, parseLine, encodeMessage, MAX_LOG_CHARS, PROTOCOL_VERSION } from '../protocol.js';
 import type { ChildMessage } from '../protocol.js';
 import type { ChatOptions, ChatReply, HarnessContext, HarnessDefinition, HarnessMessage } from '../sdk.js';
 import { installNetworkGuard } from './netGuard.js';
+import { runPoolHost } from './poolHost.js';
+
+// Three roles, one file: a one-rollout process (the default), the main thread of a warm process
+// (`--pool`: only our code runs there), and a worker thread of a warm process serving one rollout.
+const poolHost = isMainThread && process.argv[3] === '--pool';
+const inWorker = !isMainThread;
 
 // Protocol frames go straight to fd 1 with fs.writeSync captured before any candidate code loads:
 // no stream object the candidate could patch to read them (and learn the nonce) or reorder them.
 const writeSync = fs.writeSync;
 let nonce: string | undefined;
 function writeOut(text: string): void {
-  const bytes = Buffer.from(text);
+  writeFd(1, Buffer.from(text));
+}
+function writeFd(fd: number, bytes: Buffer): void {
   for (let off = 0; off < bytes.length;) {
     try {
-      off += writeSync(1, bytes, off);
+      off += writeSync(fd, bytes, off);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
     }
@@ -55,7 +67,7 @@ function safeData(data: unknown): unknown {
 /** The last message of a process: exit only once it is written (pipes are asynchronous on some platforms). */
 function sendThenExit(m: ChildMessage, code: number): void {
   send(m); // synchronous: written when this returns
-  process.exit(code);
+  exitNow(code); // captured before candidate code loads: a replaced process.exit cannot keep it alive
 }
 
 // Dies with the engine where the kernel's parent-death signal is not available (not Linux): once
@@ -77,18 +89,20 @@ function fail(message: string, stack?: string): never {
 
 class HarnessFailed extends Error {}
 
-process.on(
-  'uncaughtException',
-  (e) =>
-    e instanceof HarnessFailed ||
-    swallow(() => fail(`uncaught exception: ${e instanceof Error ? e.message : String(e)}`, e instanceof Error ? e.stack : undefined)),
-);
-process.on(
-  'unhandledRejection',
-  (e) =>
-    e instanceof HarnessFailed ||
-    swallow(() => fail(`unhandled rejection: ${e instanceof Error ? e.message : String(e)}`, e instanceof Error ? e.stack : undefined)),
-);
+if (!poolHost)
+  process.on(
+    'uncaughtException',
+    (e) =>
+      e instanceof HarnessFailed ||
+      swallow(() => fail(`uncaught exception: ${e instanceof Error ? e.message : String(e)}`, e instanceof Error ? e.stack : undefined)),
+  );
+if (!poolHost)
+  process.on(
+    'unhandledRejection',
+    (e) =>
+      e instanceof HarnessFailed ||
+      swallow(() => fail(`unhandled rejection: ${e instanceof Error ? e.message : String(e)}`, e instanceof Error ? e.stack : undefined)),
+  );
 
 function swallow(f: () => void): void {
   try {
@@ -99,10 +113,11 @@ function swallow(f: () => void): void {
 }
 
 // console.* becomes log events instead of corrupting the protocol stream.
-for (const level of ['debug', 'info', 'warn', 'error'] as const) {
-  console[level] = (...args: unknown[]) => send({ type: 'log', level, message: clip(format(...args)) });
-}
-console.log = (...args: unknown[]) => send({ type: 'log', level: 'info', message: clip(format(...args)) });
+if (!poolHost)
+  for (const level of ['debug', 'info', 'warn', 'error'] as const) {
+    console[level] = (...args: unknown[]) => send({ type: 'log', level, message: clip(format(...args)) });
+  }
+if (!poolHost) console.log = (...args: unknown[]) => send({ type: 'log', level: 'info', message: clip(format(...args)) });
 
 /** One JSON request to the gateway; resolves with the parsed body or rejects with the gateway's error message. */
 function gatewayRequest(run: RunMessage, url: string, body: unknown): Promise<unknown> {
@@ -194,17 +209,58 @@ async function start(run: RunMessage, bundle: string): Promise<void> {
 const bundle = process.argv[2];
 if (!bundle) fail('bootstrap needs the candidate bundle path as its argument');
 let started = false;
-const splitter = new LineSplitter(
-  (line) => {
-    if (started) return; // one rollout per process: anything after `run` is ignored
-    const parsed = parseLine(ParentMessage, line);
-    if (!parsed.ok) fail(`bad message from the runtime: ${parsed.error}`);
-    started = true;
-    start(parsed.message, bundle).catch((e: unknown) => {
-      if (!(e instanceof HarnessFailed)) swallow(() => fail(e instanceof Error ? e.message : String(e), e instanceof Error ? e.stack : undefined));
+function onRunLine(line: string): void {
+  if (started) return; // one rollout per process (or per worker thread): anything after `run` is ignored
+  const parsed = parseLine(ParentMessage, line);
+  if (!parsed.ok) fail(`bad message from the runtime: ${parsed.error}`);
+  started = true;
+  start(parsed.message, bundle).catch((e: unknown) => {
+    if (!(e instanceof HarnessFailed)) swallow(() => fail(e instanceof Error ? e.message : String(e), e instanceof Error ? e.stack : undefined));
+  });
+}
+if (poolHost) {
+  runPoolHost({ bootstrap: fileURLToPath(import.meta.url), bundle, dir: process.argv[4], heapMb: Number(process.argv[5]) });
+} else if (inWorker) {
+  prepareWorkerThread();
+  // The only message the host sends; candidate code, loaded after it, never sees it (nor its nonce).
+  parentPort?.once('message', (line: string) => onRunLine(line));
+} else {
+  const splitter = new LineSplitter(onRunLine, (n) => fail(`runtime sent a ${n}-byte line`));
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (c: string) => splitter.push(c));
+}
+
+/**
+ * A worker thread of a warm process, before any candidate code: the same view as a one-rollout
+ * process. Its own permission set must hold (the host gave it no worker, child-process or write
+ * permission: checked, not assumed); process.stdout/stderr write straight to the process's
+ * descriptors, synchronously and in order with the frames, as they do in a one-rollout process
+ * (Node would otherwise relay them through the host thread, later); and V8 flags, the one setting a
+ * thread can change for the whole process, cannot be changed.
+ */
+function prepareWorkerThread(): void {
+  const perm = (process as unknown as { permission?: { has(scope: string): boolean } }).permission;
+  if (!perm || perm.has('worker') || perm.has('child') || perm.has('fs.write'))
+    fail('sandbox self-check failed: this worker thread runs without its own permission set; rollouts cannot be pooled on this Node');
+  for (const [name, fd] of [
+    ['stdout', 1],
+    ['stderr', 2],
+  ] as const) {
+    const stream = new Writable({
+      write(chunk: Buffer | string, _enc, cb) {
+        try {
+          writeFd(fd, typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+          cb();
+        } catch (e) {
+          cb(e as Error);
+        }
+      },
     });
-  },
-  (n) => fail(`runtime sent a ${n}-byte line`),
-);
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (c: string) => splitter.push(c));
+    Object.defineProperty(process, name, { configurable: true, enumerable: true, get: () => stream });
+  }
+  const refuse = () => {
+    throw new Error('denied by the WHALE sandbox: v8.setFlagsFromString (V8 flags are shared by every rollout of a warm process)');
+  };
+  v8.setFlagsFromString = refuse;
+  syncBuiltinESMExports();
+}
