@@ -8,6 +8,7 @@ import { registerArchiveFs } from './archiveFs.js';
 import { registerArchiveView, type ArchiveTreeProvider } from './archiveView.js';
 import { registerCommands } from './commands.js';
 import { registerResearchCommands } from './researchCommands.js';
+import { registerWalkthroughProgress } from './walkthroughProgress.js';
 import { registerConfigDiagnostics } from './configDiagnostics.js';
 import { ApiKeys } from './secrets.js';
 import { WhaleStatusBar } from './statusBar.js';
@@ -54,6 +55,7 @@ export function activate(context: vscode.ExtensionContext): WhaleApi {
   registerTrajectoryFeatures(context, { log });
   registerBackendCommands(context, log, health);
   registerTerminalCli(context, log);
+  registerWalkthroughProgress(context);
   const others = currentProject()?.others ?? [];
   if (others.length > 0)
     log.warn(
