@@ -197,7 +197,8 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
           ...(invalid ? [`${invalid} invalid`] : []),
           ...(r.best ? [`best so far ${shortHash(r.best.treeHash)} ${pct(r.best.mean)}`] : []),
           ...(r.candidates.some((c) => c.accepted) ? ['✓ accepted one'] : []),
-          ...(r.done ? [] : ['in progress']),
+          // Round 0 (re-scoring the incumbent and submissions) has no round_done: a finished phase finished it.
+          ...(r.done || item.phase.status === 'done' ? [] : ['in progress']),
         ].join(' · ');
         t.iconPath = new vscode.ThemeIcon('beaker');
         return t;

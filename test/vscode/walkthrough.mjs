@@ -519,6 +519,12 @@ async function frameShowing(text, timeout = 60_000) {
 /** The quick pick's rows as a person reads them (label and description). */
 const pickRows = () => page.locator('.quick-input-widget .quick-input-list .monaco-list-row').allInnerTexts();
 const latestRun = () => runIds().slice(-1)[0];
+/** A Runs row by its exact label (a row's text runs label and description together: "round 11 scored"). */
+const runsRowLabelled = (label) =>
+  ui
+    .pane('Runs')
+    .locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${label}\\s*$`) }) })
+    .first();
 
 function researcherSteps() {
   return [
@@ -527,6 +533,7 @@ function researcherSteps() {
       shot: 'walkthrough-progress.png',
       caption: "Welcome → Get started with WHALE in a project that has a run: the steps done are checked from the project's state, each with its picture",
       async run() {
+        await ui.palette('View: Hide Panel'); // the Comments panel of the note step: room for the page
         await ui.palette('Welcome: Open Walkthrough...');
         await ui.pick('Get started with WHALE');
         const steps = page.locator('.getting-started-step');
@@ -611,8 +618,8 @@ function researcherSteps() {
         const run = ui.paneRow('Runs', new RegExp(`${latestRun()}\\s*finished`));
         await ui.expandRow(run);
         await ui.expandRow(ui.paneRow('Runs', /phase 1: harness/));
-        await ui.expandRow(ui.paneRow('Runs', /^\s*round 1\b.*scored/));
-        await ui.paneRow('Runs', /round 1: knob proposer/).click();
+        await ui.expandRow(runsRowLabelled('round 1'));
+        await runsRowLabelled('round 1: knob proposer').click();
         await frameShowing(/Proposer session — run .*, phase 1, round 1[\s\S]*Candidates it wrote[\s\S]*Report/);
       },
     },
@@ -687,8 +694,8 @@ function llmFromHereSteps() {
         assert.ok(!existsSync(join(store, 'proposal-seed.json')), 'the seed was consumed by the round it shaped');
         await ui.expandRow(ui.paneRow('Runs', new RegExp(`${run}\\s*finished`)));
         await ui.expandRow(ui.paneRow('Runs', /phase 1: harness/));
-        await ui.expandRow(ui.paneRow('Runs', /^\s*round 1\b/));
-        await ui.paneRow('Runs', /round 1: llm proposer/).click();
+        await ui.expandRow(runsRowLabelled('round 1'));
+        await runsRowLabelled('round 1: llm proposer').click();
         await frameShowing(/llm proposer · anthropic claude-walkthrough[\s\S]*Model call 1/);
       },
     },

@@ -239,7 +239,6 @@ export function compareTable(a: CandidateNode, b: CandidateNode, policies: Reado
     [n.accepted.length ? `✓ accepted ×${n.accepted.length}` : '', n.invalid.length ? `✗ invalid: ${n.invalid[0].reasons.join('; ')}` : '']
       .filter(Boolean)
       .join(', ') || '—';
-  const cellText = (t: string) => t.replace(/\|/g, '\\|').replace(/\n/g, ' ');
   const lines = [
     `# ${shortHash(a.treeHash)} ↔ ${shortHash(b.treeHash)}`,
     '',
@@ -247,10 +246,12 @@ export function compareTable(a: CandidateNode, b: CandidateNode, policies: Reado
       ? `Compared like with like on ${shared.size} figure(s) both were measured with (same split and policy); the other rows are one-sided.`
       : `**Not comparable yet:** these two were never measured on the same split under the same policy (a \`—\` is a figure one of them lacks). Run **WHALE: Score Both Under One Policy…** to measure both the same way.`,
     '',
+    // What each tries, above the table: a long hypothesis in a cell squeezes the figures out of sight.
+    ...[a, b].map((n) => `- **${shortHash(n.treeHash)}** (${n.origin}): ${n.hypothesis.replace(/\n+/g, ' ')}`),
+    '',
     `| | ${shortHash(a.treeHash)} | ${shortHash(b.treeHash)} | difference |`,
     '|---|---|---|---|',
     `| origin | ${a.origin} | ${b.origin} | |`,
-    `| hypothesis | ${cellText(a.hypothesis)} | ${cellText(b.hypothesis)} | |`,
     ...keys.map((k) => `| ${(fa.get(k) ?? fb.get(k))!.label(policies)} | ${cell(fa.get(k))} | ${cell(fb.get(k))} |${delta(k) ? ` ${delta(k)} ` : ' '}|`),
     `| marks | ${marks(a)} | ${marks(b)} | |`,
     '',
