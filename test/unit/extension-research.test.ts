@@ -118,8 +118,9 @@ test('evaluations from the result store join their candidates; a comparison says
     items.map((i) => i.node.treeHash),
     [a, h0, b],
   );
-  assert.match(items[0].description, /^62\.5% ± 4\.1 under policy after phase 0 · ✓ accepted · ★ incumbent$/);
-  assert.equal(items[2].description, 'not scored yet');
+  assert.equal(items[0].description, '✓ accepted ★ incumbent');
+  assert.equal(items[0].detail, `62.5% ± 4.1 under policy after phase 0 · proposer, from ${shortHash(h0)}`);
+  assert.equal(items[2].detail, `not scored yet · human, from ${shortHash(h0)}`);
   assert.deepEqual(
     pickerItems(model, a).map((i) => i.node.treeHash),
     [h0, b],

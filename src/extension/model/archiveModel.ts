@@ -270,11 +270,15 @@ export function pickerItems(model: ArchiveModel, exclude?: string): { node: Cand
     const n = model.nodes.get(h)!;
     const marks = [n.accepted.length ? '✓ accepted' : '', n.incumbentOf.length ? '★ incumbent' : '', n.invalid.length ? '✗ invalid' : ''].filter(Boolean);
     const last = latestScore(n);
+    // Marks in the description (short, beside the label); the score and lineage on the full-width detail line.
     return {
       node: n,
       label: candidateLabel(n),
-      description: [last ? `${pm(last)} under ${policyLabel(last.version, model.policies)}` : 'not scored yet', ...marks].join(' · '),
-      detail: `${n.origin}${n.parents.length ? `, from ${n.parents.map(shortHash).join(' + ')}` : ''}`,
+      description: marks.join(' '),
+      detail: [
+        last ? `${pm(last)} under ${policyLabel(last.version, model.policies)}` : 'not scored yet',
+        `${n.origin}${n.parents.length ? `, from ${n.parents.map(shortHash).join(' + ')}` : ''}`,
+      ].join(' · '),
     };
   });
 }
