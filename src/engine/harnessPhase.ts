@@ -204,7 +204,20 @@ export async function runHarnessPhase(
       mkdirSync(outDir, { recursive: true });
       const candidates = await candidateRecords(ctx);
       // A person's "propose from here" for the llm proposer (archive/proposalSeed.ts), if its candidate is archived.
+      // The person chose it, so it joins this run's view even when another run archived it.
       const pending = proposer.kind === 'llm' ? readProposalSeed(ctx.storeDir) : undefined;
+      const chosen = pending && !candidates.some((c) => c.treeHash === pending.treeHash) ? await ctx.archive.get(pending.treeHash) : undefined;
+      if (chosen)
+        candidates.push({
+          treeHash: chosen.treeHash,
+          parents: chosen.parents,
+          round: 0,
+          origin: chosen.meta.origin ?? 'proposer',
+          hypothesis: chosen.meta.hypothesis ?? chosen.message,
+          valid: true,
+          invalidReasons: [],
+          scores: [],
+        });
       const seed =
         pending && candidates.some((c) => c.treeHash === pending.treeHash) ? { treeHash: pending.treeHash, direction: pending.direction } : undefined;
       const view = {

@@ -8,7 +8,6 @@ import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HarnessArchive } from '../../src/archive/harnessArchive.js';
 import { proposalSeedFile, readProposalSeed, writeProposalSeed } from '../../src/archive/proposalSeed.js';
-import { submitCandidate } from '../../src/archive/submissions.js';
 import type { JournalEntry } from '../../src/archive/journal.js';
 import { Engine } from '../../src/engine/engine.js';
 import { parseSessionLog, renderProposerTranscript } from '../../src/extension/model/proposerTranscript.js';
@@ -50,13 +49,15 @@ test('a proposal seed steers the next llm round to its candidate, is journaled w
   });
   const p = made.engineProject();
   try {
-    // A hand-made candidate in the archive, and the seed that names it.
+    // A candidate in the archive, and the seed that names it.
     const mine = join(made.dir, 'mine');
     cpSync(join(made.dir, 'h0'), mine, { recursive: true });
     const manifest = JSON.parse(readFileSync(join(mine, 'harness.json'), 'utf8')) as Record<string, unknown>;
     writeFileSync(join(mine, 'harness.json'), JSON.stringify({ ...manifest, description: 'hand-made' }, null, 2));
     const archive = await HarnessArchive.open(join(p.storeDir, 'archive.git'));
-    const seeded = (await submitCandidate(archive, mine, { parents: [], message: 'hand-made' })).treeHash;
+    // Archived by an earlier run (not this run's, so not in its view until the seed brings it in).
+    const seeded = (await archive.add(mine, { parents: [], message: 'an earlier run', meta: { run: 'an-earlier-run', origin: 'proposer', round: 1 } }))
+      .treeHash;
     assert.throws(() => writeProposalSeed(p.storeDir, { treeHash: 'nothex' }), /proposal-seed\.json: treeHash: a candidate tree hash/);
     writeProposalSeed(p.storeDir, { treeHash: seeded, direction: 'quote the passage before answering' });
     assert.equal(readProposalSeed(p.storeDir)?.treeHash, seeded);
