@@ -82,7 +82,7 @@ export function renderProposerTranscript(x: ProposerTranscriptInput): string {
     ? `${num(end.modelCalls)} model call(s), ${num(end.toolCalls)} tool call(s), ${num(end.inputTokens)} input / ${num(end.outputTokens)} output tokens`
     : '';
   out.push(
-    `**${who}**${counts ? ` · ${counts}` : ''} · ${money(session.dollars)}${end ? ` · ended: ${str(end.reason)}` : ''}${session.stopped ? ` · stopped: ${session.stopped}` : ''}`,
+    `**${who}**${counts ? ` · ${counts}` : ''} · ${money(session.dollars)}${end ? ` · ended: ${str(end.reason)}` : ''}${session.stopped && session.stopped !== str(end?.reason) ? ` · stopped: ${session.stopped}` : ''}`,
     '',
   );
 

@@ -205,6 +205,7 @@ suite('a researcher in the cockpit: rows that open what they name, evaluate and 
     assert.match(cmp!.scores, /\*\*Not comparable yet:\*\*/);
     await eventually('the comparison as a rendered preview', () => previewOpen());
 
+    // The policy phase 0 ended with (the base itself when no rollout of the step was accepted for training).
     const after0 = String(journal.find((e) => e.type === 'phase_completed' && e.phase === 0)!.version);
     const both = await vscode.commands.executeCommand<{ cacheHit?: boolean; key: { policyVersion: string } }[]>('whale.scoreBoth', h0, s!.treeHash, {
       version: after0,
@@ -219,7 +220,7 @@ suite('a researcher in the cockpit: rows that open what they name, evaluate and 
     );
     assert.match(
       text,
-      /\| mean@1 on the val split under policy after phase 0 \(`[0-9a-f]{8}`\) \| \d+\.\d% ± \d+\.\d \| \d+\.\d% ± \d+\.\d \| [+−]\d+\.\d \(± \d+\.\d\) \|/,
+      /\| mean@1 on the val split under (policy after phase 0|base) \(`[0-9a-f]{8}`\) \| \d+\.\d% ± \d+\.\d \| \d+\.\d% ± \d+\.\d \| [+−]\d+\.\d \(± \d+\.\d\) \|/,
     );
   });
 
