@@ -79,6 +79,13 @@ export const COMMAND_SPECS = {
       config: flag.config,
       domain: projectOptions.domain,
       harness: projectOptions.harness,
+      candidate: { type: 'string', arg: 'HASH', help: 'an archived candidate (tree hash or a unique prefix) instead of --harness', default: 'none' },
+      policy: {
+        type: 'string',
+        arg: 'VERSION',
+        help: "a saved policy version (a run's policy after a phase)",
+        default: "the backend's current version (base)",
+      },
       split: { type: 'string', arg: 'SPLIT', choices: SPLITS, help: 'the split to evaluate (test is sealed)', default: "the config's evaluation.split (val)" },
       k: { type: 'string', arg: 'N', help: 'rollouts per task', default: "the config's evaluation.k (4)" },
       seed: { type: 'string', arg: 'N', help: 'the sampling seed', default: "the config's evaluation.seed (0)" },

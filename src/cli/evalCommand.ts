@@ -1,10 +1,12 @@
 import { join, resolve } from 'node:path';
+import { HarnessArchive } from '../archive/harnessArchive.js';
 import { projectSecret } from '../archive/projectSecret.js';
 import { ResultStore } from '../archive/resultStore.js';
 import { InputError } from '../core/errors.js';
 import { domainH0Dir } from '../domains/index.js';
 import { loadProjectDomain } from '../domains/load.js';
 import { SPLITS, type Split } from '../domains/types.js';
+import { candidateDir } from '../engine/context.js';
 import { evaluate } from '../engine/evaluate.js';
 import { HarnessRuntime } from '../harness/runtime.js';
 import { createBackend } from '../policy/index.js';
@@ -24,7 +26,14 @@ export async function run(values: Values): Promise<number> {
     cacheDir: join(project.storeDir, 'cache'),
     ...(project.configFile ? { configFile: project.configFile } : {}),
   });
-  const harnessDir = typeof values.harness === 'string' ? resolve(values.harness) : config.harness;
+  if (typeof values.harness === 'string' && typeof values.candidate === 'string')
+    throw new InputError({ file: '(command line)', field: '--candidate' }, 'give --harness DIR or --candidate HASH, not both');
+  const harnessDir =
+    typeof values.candidate === 'string'
+      ? await archivedCandidateDir(project.storeDir, values.candidate)
+      : typeof values.harness === 'string'
+        ? resolve(values.harness)
+        : config.harness;
   const split = (typeof values.split === 'string' ? values.split : config.evaluation.split) as Split;
   if (!SPLITS.includes(split)) throw new InputError({ file: '(command line)', field: '--split' }, `must be one of ${SPLITS.join(', ')}`);
   if (split === 'test' && !process.env.WHALE_UNSEAL_TEST) {
@@ -42,6 +51,7 @@ export async function run(values: Values): Promise<number> {
   const backendCfg = config.backend.kind === 'embedded' && typeof values.model === 'string' ? { ...config.backend, model: values.model } : config.backend;
 
   const backend = await createBackend(backendCfg, { storeDir: project.storeDir });
+  if (typeof values.policy === 'string') await publishPolicy(backend, values.policy);
   const runtime = new HarnessRuntime({ domain, backend, limits: config.sandbox, sampling, concurrency, cacheDir: join(project.storeDir, 'cache', 'bundles') });
   try {
     const progress = new Progress(`eval ${domain.id}/${split}`);
@@ -90,5 +100,28 @@ export async function run(values: Values): Promise<number> {
     await runtime.close();
     await backend.close();
     await domain.close();
+  }
+}
+
+/** An archived candidate (full tree hash or a unique prefix), materialised where the engine keeps candidates. */
+async function archivedCandidateDir(storeDir: string, hash: string): Promise<string> {
+  const field = { file: '(command line)', field: '--candidate' };
+  if (!/^[0-9a-f]{4,40}$/.test(hash)) throw new InputError(field, `'${hash}' is not a candidate's tree hash (4 to 40 hex digits)`);
+  const archive = await HarnessArchive.open(join(storeDir, 'archive.git'));
+  const matches = (await archive.list()).filter((c) => c.treeHash.startsWith(hash));
+  if (matches.length === 0) throw new InputError(field, `no candidate ${hash} in ${join(storeDir, 'archive.git')}`);
+  if (matches.length > 1) throw new InputError(field, `${hash} names ${matches.length} candidates: give more digits`);
+  return candidateDir({ archive, storeDir }, matches[0].treeHash);
+}
+
+/** Samples a saved policy version (a run's "policy after phase N") instead of the backend's current one. */
+async function publishPolicy(backend: { publish(v: string): Promise<void>; kind: string }, version: string): Promise<void> {
+  try {
+    await backend.publish(version);
+  } catch (e) {
+    throw new InputError(
+      { file: '(command line)', field: '--policy' },
+      `the ${backend.kind} backend cannot sample policy version ${version}: ${(e as Error).message}`,
+    );
   }
 }

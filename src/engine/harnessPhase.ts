@@ -4,6 +4,7 @@ import { hashSeed } from '../core/rng.js';
 import { mean, standardError } from '../core/stats.js';
 import { readAnnotations as readStoredAnnotations } from '../archive/annotationStore.js';
 import type { Annotation } from '../archive/annotationStore.js';
+import { clearProposalSeed, readProposalSeed } from '../archive/proposalSeed.js';
 import type { CandidateRecord, CandidateScore, Proposal, Proposer } from '../search/proposer.js';
 import { candidateDir, type RunContext } from './context.js';
 import { evaluate } from './evaluate.js';
@@ -202,10 +203,28 @@ export async function runHarnessPhase(
       const outDir = join(phaseDir, `round-${round}`);
       rmSync(outDir, { recursive: true, force: true });
       mkdirSync(outDir, { recursive: true });
+      const candidates = await candidateRecords(ctx);
+      // A person's "propose from here" for the llm proposer (archive/proposalSeed.ts), if its candidate is archived.
+      // The person chose it, so it joins this run's view even when another run archived it.
+      const pending = proposer.kind === 'llm' ? readProposalSeed(ctx.storeDir) : undefined;
+      const chosen = pending && !candidates.some((c) => c.treeHash === pending.treeHash) ? await ctx.archive.get(pending.treeHash) : undefined;
+      if (chosen)
+        candidates.push({
+          treeHash: chosen.treeHash,
+          parents: chosen.parents,
+          round: 0,
+          origin: chosen.meta.origin ?? 'proposer',
+          hypothesis: chosen.meta.hypothesis ?? chosen.message,
+          valid: true,
+          invalidReasons: [],
+          scores: [],
+        });
+      const seed =
+        pending && candidates.some((c) => c.treeHash === pending.treeHash) ? { treeHash: pending.treeHash, direction: pending.direction } : undefined;
       const view = {
         domain: { id: ctx.domain.id, searchSpace: ctx.domain.searchSpace },
         mode: plan.mode,
-        candidates: await candidateRecords(ctx),
+        candidates,
         incumbent,
         policyVersion: version,
         materialize: (h: string) => candidateDir(ctx, h),
@@ -213,6 +232,7 @@ export async function runHarnessPhase(
         trajectoriesFile: (k: string) => ctx.results.trajectoriesFile(k),
         annotations: readAnnotations(ctx),
         pastReports: ctx.journal.ofType<{ round: number; report: string }>('proposal').map((p) => ({ round: p.round, text: p.report })),
+        ...(seed ? { seed } : {}),
       };
       ctx.log(`phase ${phase} round ${round}: asking the ${proposer.kind} proposer for ${ctx.config.search.candidatesPerRound} candidates`);
       const logFile = sessionLogFile(ctx.runDir, phase, round);
@@ -251,7 +271,9 @@ export async function runHarnessPhase(
         proposer: proposer.kind,
         ...(p.stopped ? { stopped: p.stopped } : {}),
         sessionLog: relative(ctx.runDir, logFile),
+        ...(seed ? { seed } : {}),
       });
+      if (seed) clearProposalSeed(ctx.storeDir); // consumed: journaled with the proposal it shaped
       if (p.stopped) ctx.log(`  the proposer stopped early: ${p.stopped}`);
     }
     for (const c of proposal.candidates) {

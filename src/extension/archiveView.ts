@@ -13,6 +13,7 @@ import {
 import { policyHover, policyLabel } from './model/identity.js';
 import { submittedCandidates } from '../archive/submissions.js';
 import { archiveOf, toUri } from './archiveFs.js';
+import { storedEvaluations } from './model/evaluations.js';
 import type { StoreMonitor } from './storeMonitor.js';
 
 export type ArchiveItem = { kind: 'candidate'; node: CandidateNode } | { kind: 'info'; label: string; detail: string; hover?: string; icon?: string };
@@ -73,7 +74,22 @@ export class ArchiveTreeProvider implements vscode.TreeDataProvider<ArchiveItem>
         }
         const archive = await archiveOf(project.storeDir);
         const [candidates, submitted] = await Promise.all([archive.list(), submittedCandidates(archive)]);
-        this.model = archiveModel(candidates, new Map(runs.map((r) => [r.id, this.monitor.entries(r.id)])), { submitted: new Set(submitted) });
+        this.model = archiveModel(candidates, new Map(runs.map((r) => [r.id, this.monitor.entries(r.id)])), {
+          submitted: new Set(submitted),
+          evaluations: storedEvaluations(project.storeDir),
+        });
+        // The getting-started walkthrough checks its steps from the project's state, not only from clicks.
+        const nodes = [...this.model.nodes.values()];
+        void vscode.commands.executeCommand(
+          'setContext',
+          'whale.archive.hasDerived',
+          nodes.some((n) => n.parents.length > 0),
+        );
+        void vscode.commands.executeCommand(
+          'setContext',
+          'whale.archive.hasHandMade',
+          nodes.some((n) => n.origin === 'human'),
+        );
       } catch (e) {
         this.log.warn(`archive view: ${(e as Error).message}`);
       } finally {
@@ -101,6 +117,14 @@ export class ArchiveTreeProvider implements vscode.TreeDataProvider<ArchiveItem>
       hover: `${policyHover(s.version, this.model.policies)}: ${pct(s.mean)} ± ${(100 * s.se).toFixed(1)} on the harness split`,
       icon: 'graph',
     }));
+    for (const e of n.evaluations)
+      info.push({
+        kind: 'info',
+        label: `mean@${e.k} on ${e.split}`,
+        detail: `${pct(e.mean)} ± ${(100 * e.se).toFixed(1)} under ${policyLabel(e.version, this.model.policies)}`,
+        hover: `mean@${e.k} on the ${e.split} split (${e.tasks} tasks) under ${policyHover(e.version, this.model.policies)}: ${pct(e.mean)} ± ${(100 * e.se).toFixed(1)}, ${e.completedAt}`,
+        icon: 'checklist',
+      });
     for (const a of n.accepted) info.push({ kind: 'info', label: 'accepted', detail: `run ${a.run}, phase ${a.phase}`, icon: 'check' });
     for (const i of n.invalid) info.push({ kind: 'info', label: 'invalid', detail: i.reasons.join('; '), icon: 'error' });
     return [...info, ...sorted(n.children)];
@@ -115,7 +139,7 @@ export class ArchiveTreeProvider implements vscode.TreeDataProvider<ArchiveItem>
       return t;
     }
     const n = item.node;
-    const hasChildren = n.children.length > 0 || n.scores.length > 0 || n.invalid.length > 0 || n.accepted.length > 0;
+    const hasChildren = n.children.length > 0 || n.scores.length > 0 || n.evaluations.length > 0 || n.invalid.length > 0 || n.accepted.length > 0;
     const t = new vscode.TreeItem(candidateLabel(n), hasChildren ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     t.id = `candidate:${n.treeHash}`;
     t.description = describeCandidate(n, this.model.policies);

@@ -5,10 +5,11 @@ import { RunStore } from '../archive/runStore.js';
 import { archiveOf, toUri } from './archiveFs.js';
 import type { ArchiveItem, ArchiveTreeProvider } from './archiveView.js';
 import { PhaseProcess, runEngine } from './engineProcess.js';
-import { candidateLabel, compareTable, scoresByVersion, type CandidateNode } from './model/archiveModel.js';
+import { compareTable, pickerItems, scoresByVersion, sharedFigures, type CandidateNode } from './model/archiveModel.js';
 import { configProblems } from './model/configProblems.js';
 import { prepareProposalTypes } from './model/proposalTypes.js';
 import { describeEvaluation, policyLabel, policyNames, shortHash, type EvaluationSummary } from './model/identity.js';
+import type { EvaluationChoice, ResearchCommands } from './researchCommands.js';
 import type { RunNode } from './model/runsModel.js';
 import { engineEnv } from './proposerKey.js';
 import { PROVIDERS, type ApiKeys } from './secrets.js';
@@ -24,6 +25,7 @@ export interface CommandDeps {
   archive: ArchiveTreeProvider;
   statusBar: WhaleStatusBar;
   keys: ApiKeys;
+  research: ResearchCommands;
 }
 
 /** Every command is registered once, wrapped with logging, timing and an error message whose button opens the log. */
@@ -292,25 +294,21 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     return ids;
   });
 
-  cmd('whale.evaluateCandidate', async (arg?: unknown) => {
+  // From an archive row (or the palette: a candidate picked from the archive), under a chosen policy
+  // and split; from the Explorer, a harness folder as it is, under the backend's current policy.
+  cmd('whale.evaluateCandidate', async (arg?: unknown, choice?: unknown) => {
     requireTrust('Evaluating a harness');
     const { root } = requireProject();
-    let dir = arg instanceof vscode.Uri ? arg.fsPath : undefined;
+    const dir = arg instanceof vscode.Uri ? arg.fsPath : undefined;
     if (!dir) {
-      const picked = await vscode.window.showOpenDialog({
-        canSelectFolders: true,
-        canSelectFiles: false,
-        defaultUri: vscode.Uri.file(root),
-        openLabel: 'Evaluate this harness',
-      });
-      if (!picked?.[0]) return undefined;
-      dir = picked[0].fsPath;
+      const n = candidateArg(arg) ?? (await pickCandidate('WHALE: Evaluate Candidate'));
+      return n ? deps.research.evaluateArchived(n, choice as EvaluationChoice | undefined) : undefined;
     }
     const env = await deps.keys.env();
     const result = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: 'WHALE: evaluating', cancellable: true },
       (progress, token) =>
-        runEngine(context.extensionPath, ['eval', '--config', 'whale.config.json', '--harness', dir!, '--json'], root, log, {
+        runEngine(context.extensionPath, ['eval', '--config', 'whale.config.json', '--harness', dir, '--json'], root, log, {
           token,
           env,
           onLine: (line) => progress.report({ message: line }),
@@ -334,17 +332,9 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
         : undefined;
   const pickCandidate = async (title: string, exclude?: string): Promise<CandidateNode | undefined> => {
     await deps.archive.reload();
-    const nodes = [...deps.archive.current().nodes.values()].filter((n) => n.treeHash !== exclude);
-    if (nodes.length === 0) throw new Error('the archive has no candidates yet');
-    const items = nodes.map((n) => ({
-      label: candidateLabel(n),
-      description: n.origin,
-      detail:
-        scoresByVersion(n)
-          .map((s) => `${policyLabel(s.version, deps.archive.current().policies)}: ${(100 * s.mean).toFixed(1)}%`)
-          .join(' · ') || 'not scored yet',
-      node: n,
-    }));
+    // Best latest score first, accepted and incumbent candidates marked.
+    const items = pickerItems(deps.archive.current(), exclude);
+    if (items.length === 0) throw new Error('the archive has no candidates yet');
     return (await vscode.window.showQuickPick(items, { title, matchOnDescription: true, matchOnDetail: true }))?.node;
   };
   const scoreLabel = (n: CandidateNode) => {
@@ -371,6 +361,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   const scoresUri = (a: string, b: string) => vscode.Uri.from({ scheme: 'whale-scores', path: `/${shortHash(a)}-${shortHash(b)}.md`, query: `${a},${b}` });
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider('whale-scores', {
+      onDidChange: deps.research.onScoresChanged,
       provideTextDocumentContent(uri) {
         const [a, b] = uri.query.split(',').map(node);
         return a && b ? compareTable(a, b, deps.archive.current().policies) : 'one of these candidates is no longer in the archive view';
@@ -417,9 +408,22 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     const second = candidateArg(b) ?? (await pickCandidate(`WHALE: Compare ${shortHash(first.treeHash)} with… (2/2)`, first.treeHash));
     if (!second) return undefined;
     const file = await diffCandidates(first, second);
-    const scores = await vscode.workspace.openTextDocument(scoresUri(first.treeHash, second.treeHash));
-    await vscode.window.showTextDocument(scores, { viewColumn: vscode.ViewColumn.Beside, preview: true, preserveFocus: true });
-    return { file, scores: scores.getText() };
+    // The figures as a rendered preview beside the diff (redrawn when a new evaluation lands).
+    const uri = scoresUri(first.treeHash, second.treeHash);
+    deps.research.scoresDocument(uri);
+    const scores = await vscode.workspace.openTextDocument(uri);
+    await vscode.commands.executeCommand('markdown.showPreviewToSide', uri);
+    const comparable = sharedFigures(first, second).length > 0;
+    if (!comparable)
+      void vscode.window
+        .showInformationMessage(
+          `WHALE: ${shortHash(first.treeHash)} and ${shortHash(second.treeHash)} were never measured on the same split under the same policy: their scores cannot be compared yet.`,
+          'Score Both Under One Policy…',
+        )
+        .then((c) => {
+          if (c) void vscode.commands.executeCommand('whale.scoreBoth', first.treeHash, second.treeHash);
+        });
+    return { file, scores: scores.getText(), comparable };
   });
 
   const proposals = context.workspaceState;

@@ -7,6 +7,8 @@ import { currentProject } from './workspaceProject.js';
 import { registerArchiveFs } from './archiveFs.js';
 import { registerArchiveView, type ArchiveTreeProvider } from './archiveView.js';
 import { registerCommands } from './commands.js';
+import { registerResearchCommands } from './researchCommands.js';
+import { registerWalkthroughProgress } from './walkthroughProgress.js';
 import { registerConfigDiagnostics } from './configDiagnostics.js';
 import { ApiKeys } from './secrets.js';
 import { WhaleStatusBar } from './statusBar.js';
@@ -47,11 +49,13 @@ export function activate(context: vscode.ExtensionContext): WhaleApi {
     },
   });
   const keys = new ApiKeys(context.secrets);
-  registerCommands(context, { log, monitor, archive, statusBar, keys });
+  const research = registerResearchCommands(context, { log, monitor, archive, statusBar, keys });
+  registerCommands(context, { log, monitor, archive, statusBar, keys, research });
   registerTaskProvider(context, { keys, log });
   registerTrajectoryFeatures(context, { log });
   registerBackendCommands(context, log, health);
   registerTerminalCli(context, log);
+  registerWalkthroughProgress(context);
   const others = currentProject()?.others ?? [];
   if (others.length > 0)
     log.warn(

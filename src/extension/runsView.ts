@@ -1,7 +1,5 @@
 import * as vscode from 'vscode';
 import { chosenWhere } from '../core/phaseLabels.js';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   describeAcceptance,
   describeLedger,
@@ -43,13 +41,27 @@ const RUN_ICON: Record<RunNode['status'], string> = {
 const PHASE_ICON: Record<PhaseNode['status'], string> = { done: 'check', running: 'loading~spin', interrupted: 'warning' };
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 
-/** The best pair's row opens its harness's diff against the run's starting harness (with both scores). */
+/** The best pair's row opens its harness's diff against the run's starting harness (with both scores), or the harness itself when it is the starting one. */
 function bestPairDiff(run: RunNode): { command?: vscode.Command } {
   const start = run.cycles[0]?.phases[0]?.started.harness;
   const best = run.state?.best?.harness;
-  return start && best && start !== best
+  if (!best) return {};
+  return start && start !== best
     ? { command: { command: 'whale.compareCandidates', title: 'Compare with the Starting Harness', arguments: [start, best] } }
-    : {};
+    : { command: { command: 'whale.openCandidate', title: 'Open the Best Pair’s Harness', arguments: [best] } };
+}
+
+/** What a phase's row opens: a harness phase its candidates, a weight phase its validation's transcripts. */
+function phaseCommand(run: RunNode, p: PhaseNode): vscode.Command | undefined {
+  if (p.kind === 'harness' && p.roundsDetail?.some((r) => r.candidates.some((c) => c.treeHash)))
+    return { command: 'whale.showPhaseCandidates', title: "Show the Phase's Candidates", arguments: [run.id, p.index] };
+  if (p.validation?.keyHash)
+    return {
+      command: 'whale.openEvaluationTranscripts',
+      title: 'Open Validation Transcripts',
+      arguments: [p.validation.keyHash, `validation after phase ${p.index}`],
+    };
+  return undefined;
 }
 
 /** The Runs view: a provider over the vscode-free runs model (model/runsModel.ts). */
@@ -94,6 +106,15 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
           kind: 'info',
           label: 'sealed test',
           detail: `mean@${s.test.k} ${pct(s.test.mean)} ± ${(100 * s.test.se).toFixed(1)} on the test split, of the best pair`,
+          ...(item.run.testKeyHash
+            ? {
+                command: {
+                  command: 'whale.openEvaluationTranscripts',
+                  title: 'Open the Test Transcripts',
+                  arguments: [item.run.testKeyHash, `sealed test of ${item.run.id}`],
+                },
+              }
+            : {}),
         });
       return [...info, ...item.run.cycles.map((cycle) => ({ kind: 'cycle' as const, run: item.run, cycle }))];
     }
@@ -148,6 +169,8 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
         t.iconPath = new vscode.ThemeIcon(PHASE_ICON[p.status]);
         t.tooltip = new vscode.MarkdownString(phaseTooltip(p, item.run.policies));
         t.contextValue = `whale.phase.${p.kind}`;
+        const open = phaseCommand(item.run, p);
+        if (open) t.command = open;
         return t;
       }
       case 'session': {
@@ -159,12 +182,8 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
         t.description = `$${x.dollars.toFixed(2)} · ${x.candidates} candidate(s)${x.stopped ? ` · stopped: ${x.stopped}` : ''}`;
         t.iconPath = new vscode.ThemeIcon('hubot');
         t.tooltip = new vscode.MarkdownString(x.report || '(no report)');
-        const root = this.monitor.current().project?.storeDir;
-        const log = root && x.sessionLog ? join(root, 'runs', item.run.id, x.sessionLog) : undefined;
-        t.command =
-          log && existsSync(log)
-            ? { command: 'vscode.open', title: 'Open Proposer Session', arguments: [vscode.Uri.file(log)] }
-            : { command: 'whale.showProposerReport', title: 'Show Round Report', arguments: [x.report || '(no report)'] };
+        // A rendered document (candidates, conversation, tool calls folded, report), not the raw JSONL log.
+        t.command = { command: 'whale.openProposerSession', title: 'Open Proposer Session', arguments: [item.run.id, item.phase.index, x.round] };
         return t;
       }
       case 'round': {
@@ -178,7 +197,8 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
           ...(invalid ? [`${invalid} invalid`] : []),
           ...(r.best ? [`best so far ${shortHash(r.best.treeHash)} ${pct(r.best.mean)}`] : []),
           ...(r.candidates.some((c) => c.accepted) ? ['✓ accepted one'] : []),
-          ...(r.done ? [] : ['in progress']),
+          // Round 0 (re-scoring the incumbent and submissions) has no round_done: a finished phase finished it.
+          ...(r.done || item.phase.status === 'done' ? [] : ['in progress']),
         ].join(' · ');
         t.iconPath = new vscode.ThemeIcon('beaker');
         return t;
@@ -216,11 +236,5 @@ export class RunsTreeProvider implements vscode.TreeDataProvider<RunsItem> {
 export function registerRunsView(context: vscode.ExtensionContext, deps: { monitor: StoreMonitor; health?: BackendHealthMonitor }): RunsTreeProvider {
   const provider = new RunsTreeProvider(deps.monitor, deps.health);
   context.subscriptions.push(vscode.window.createTreeView('whale.runs', { treeDataProvider: provider, showCollapseAll: true }));
-  // Internal (not in the palette): a round without a session log shows its report.
-  context.subscriptions.push(
-    vscode.commands.registerCommand('whale.showProposerReport', async (report: string) => {
-      await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ content: report, language: 'markdown' }), { preview: true });
-    }),
-  );
   return provider;
 }

@@ -7,6 +7,8 @@ import type { BackendHealthMonitor } from './backendHealth.js';
 export class WhaleStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('whale.status', vscode.StatusBarAlignment.Left, 10);
   private engineError: string | undefined;
+  /** A short engine command this window is running (an evaluation), shown instead of the run's state. */
+  private activity: string | undefined;
 
   constructor(
     private readonly monitor: StoreMonitor,
@@ -26,6 +28,12 @@ export class WhaleStatusBar implements vscode.Disposable {
     this.update();
   }
 
+  /** Shows a short engine command's progress ("evaluating 82fa96f4 on val: 12/16 rollouts"); undefined ends it. */
+  setActivity(text: string | undefined): void {
+    this.activity = text;
+    this.update();
+  }
+
   /** What the item shows (integration tests read it here; a status bar item has no read API). */
   snapshot(): StatusBarSnapshot {
     return { text: this.item.text, tooltip: typeof this.item.tooltip === 'string' ? this.item.tooltip : (this.item.tooltip?.value ?? '') };
@@ -34,8 +42,8 @@ export class WhaleStatusBar implements vscode.Disposable {
   update(): void {
     const { project, runs } = this.monitor.current();
     const v = statusView(statusState(!!project?.hasConfig, runs, this.engineError), runs[0]?.backend, this.health?.view());
-    this.item.text = v.text;
-    const md = new vscode.MarkdownString(v.tooltip, true);
+    this.item.text = this.activity ? `$(sync~spin) WHALE: ${this.activity}` : v.text;
+    const md = new vscode.MarkdownString(this.activity ? `**${this.activity}**\n\n${v.tooltip}` : v.tooltip, true);
     md.isTrusted = {
       enabledCommands: [
         'whale.newProject',

@@ -62,6 +62,8 @@ export interface ArchiveView {
   annotations: Annotation[];
   /** Reports the proposer returned in earlier rounds of this phase (and earlier phases of the run). */
   pastReports: { round: number; text: string }[];
+  /** A person asked that this round's candidates derive from this candidate rather than the incumbent (archive/proposalSeed.ts). */
+  seed?: { treeHash: string; direction: string };
 }
 
 export interface ProposeRequest {

@@ -96,7 +96,7 @@ test('archive rows: short labels, score ± se as the description, marks, crossov
   assert.ok(tipX.includes(`crossover of \`${shortHash(a)}\` and \`${shortHash(b)}\``) && tipX.includes('topk must be ≤ 3'), tipX);
   assert.ok(
     compareTable(na, model.nodes.get(b)!, model.policies).includes(
-      `| mean on the harness split under policy after phase 0 (\`${shortHash(V1)}\`) | 62.5% ± 4.1 | 50.0% ± 4.0 |`,
+      `| mean on the harness split under policy after phase 0 (\`${shortHash(V1)}\`) | 62.5% ± 4.1 | 50.0% ± 4.0 | −12.5 (± 5.7) |`,
     ),
   );
 

@@ -282,12 +282,14 @@ const STEPS = [
   {
     name: 'trajectory',
     shot: 'failing-trajectory.png',
-    caption: 'Failing Trajectories → candidate → task → a failing sample: the transcript, its FAIL verdict marked',
+    caption: 'Failing Trajectories → run → candidate → task → a failing sample: the transcript, its FAIL verdict marked',
     async run() {
       const failing = await ui.showView('Failing Trajectories');
-      await ui.expandRow(failing.locator('.monaco-list-row[aria-level="1"]').first());
+      // Grouped by run: the current run's row (open), its candidates, their failing tasks, the samples.
+      await ui.expandRow(failing.locator('.monaco-list-row[aria-level="1"]', { hasText: 'current run' }).first());
       await ui.expandRow(failing.locator('.monaco-list-row[aria-level="2"]').first());
-      await failing.locator('.monaco-list-row[aria-level="3"]', { hasText: 'sample' }).first().click();
+      await ui.expandRow(failing.locator('.monaco-list-row[aria-level="3"]').first());
+      await failing.locator('.monaco-list-row[aria-level="4"]', { hasText: 'sample' }).first().click();
       const verdict = editor()
         .locator('.view-line', { hasText: /^verdict\s+FAIL/ })
         .first();
@@ -393,6 +395,7 @@ const STEPS = [
       say(`dashboard: ${painted.painted} painted pixels, the legend names ${run}`);
     },
   },
+  ...researcherSteps(),
   {
     name: 'api-key',
     shot: 'api-key-prompt.png',
@@ -445,6 +448,7 @@ const STEPS = [
     // the picture is taken with the box showing, above
     noFinalShot: true,
   },
+  ...llmFromHereSteps(),
   {
     name: 'window-close',
     shot: 'run-after-window-closed.png',
@@ -616,6 +620,206 @@ function researcherDashboardSteps() {
         await ui.palette('View: Close Editor');
         await page.locator('.tab', { hasText: 'Preview report.md' }).waitFor({ state: 'detached', timeout: 30_000 });
         await page.setViewportSize(VIEWPORT);
+      },
+    },
+  ];
+}
+// ── A researcher's steps (issue #16, items 5, 6, 9, 10 and the proposer session): the walkthrough's
+// state checked, Evaluate from an archive row, Compare as a preview, the Runs rows that open what
+// they name, and the llm proposer seeded from a candidate. One block, after the shared steps.
+/** The webview frame whose document shows `text` (a Markdown preview, the walkthrough page). */
+async function frameShowing(text, timeout = 60_000) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    for (const frame of page.frames()) {
+      const body = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+      if (text.test(body)) return { frame, body };
+    }
+    if (Date.now() > end) throw new Error(`no webview showed ${text} after ${timeout / 1000}s`);
+    await page.waitForTimeout(500);
+  }
+}
+/** The quick pick's rows as a person reads them (label and description). */
+const pickRows = () => page.locator('.quick-input-widget .quick-input-list .monaco-list-row').allInnerTexts();
+const latestRun = () => runIds().slice(-1)[0];
+/** A Runs row by its exact label (a row's text runs label and description together: "round 11 scored"). */
+const runsRowLabelled = (label) =>
+  ui
+    .pane('Runs')
+    .locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${label}\\s*$`) }) })
+    .first();
+
+function researcherSteps() {
+  return [
+    {
+      name: 'onboarding',
+      shot: 'walkthrough-progress.png',
+      caption: "Welcome → Get started with WHALE in a project that has a run: the steps done are checked from the project's state, each with its picture",
+      async run() {
+        await ui.palette('View: Hide Panel'); // the Comments panel of the note step: room for the page
+        await ui.palette('Welcome: Open Walkthrough...');
+        await ui.pick('Get started with WHALE');
+        const steps = page.locator('.getting-started-step');
+        await steps.first().waitFor({ timeout: 60_000 });
+        // New project, a run, a derived candidate: three steps checked without clicking them.
+        const checked = page.locator('.getting-started-step[aria-checked="true"]');
+        await until('three steps checked from the state', async () => (await checked.count()) >= 3, 60_000);
+        const done = (await checked.locator('.step-title').allInnerTexts()).map((t) => t.trim());
+        say(`walkthrough steps checked: ${done.join(' | ')}`);
+        for (const t of ['Create a project', 'Run one phase', 'Read the archive']) assert.ok(done.includes(t), `'${t}' is checked (${done.join(', ')})`);
+        const img = page.locator('.getting-started-media img').first();
+        await img.waitFor({ timeout: 30_000 });
+        await until('the step picture loaded', () => img.evaluate((el) => el.complete && el.naturalWidth > 100), 30_000);
+      },
+    },
+    {
+      name: 'evaluate-row',
+      shot: 'evaluate-from-archive.png',
+      caption:
+        'Harness Archive → a candidate → Evaluate Candidate: the policy and split picked, progress in the status bar, the result named and a row of the tree',
+      async run() {
+        await ui.palette('View: Close All Editors');
+        const archive = await ui.showView('Harness Archive');
+        await ui.resizeSideBar(560);
+        await ui.expandRow(archive.locator('.monaco-list-row[aria-level="1"]').first());
+        const child = archive.locator('.monaco-list-row[aria-level="2"]', { hasText: /^\s*[0-9a-f]{8} / }).first();
+        const hash = (await child.innerText()).trim().slice(0, 8);
+        await ui.contextMenu(child, 'Evaluate Candidate');
+        await page.locator('.quick-input-widget', { hasText: 'under which policy?' }).waitFor({ timeout: 60_000 });
+        const policies = await pickRows();
+        say(`policies offered: ${policies.map((r) => r.replace(/\s+/g, ' ')).join(' | ')}`);
+        assert.ok(policies.some((r) => /^base/.test(r)) && policies.some((r) => /policy after phase \d/.test(r)), 'policies are offered by name');
+        await ui.pick('base'); // never measured on val under base: real rollouts, so the progress shows
+        await ui.pick('val');
+        const bar = page.locator('.part.statusbar .statusbar-item', { hasText: /WHALE: evaluating/ }).first();
+        await bar.waitFor({ timeout: 60_000 });
+        say(`status bar: ${(await bar.innerText()).trim()}`);
+        assert.match(await bar.innerText(), new RegExp(`WHALE: evaluating ${hash} on val under base`));
+        await page.screenshot({ path: join(outDir, 'evaluate-progress.png') });
+        await ui.notification(new RegExp(`WHALE: ${hash}: mean@\\d+ on the val split = [\\d.]+% ± [\\d.]+ · under base`), 180_000);
+        await ui.palette('Notifications: Clear All Notifications');
+        await ui.expandRow(child);
+        await archive
+          .locator('.monaco-list-row[aria-level="3"]', { hasText: /mean@1 on val\s*[\d.]+% ± [\d.]+ under base/ })
+          .first()
+          .waitFor({ timeout: 60_000 });
+      },
+    },
+    {
+      name: 'compare',
+      shot: 'compare-preview.png',
+      caption:
+        'Compare Candidates: a picker sorted by score with accepted and incumbent marked; the diff beside a rendered table that says which figures are like with like',
+      async run() {
+        await ui.palette('WHALE: Compare Candidates');
+        await page.locator('.quick-input-widget', { hasText: 'Compare Candidates (1/2)' }).waitFor({ timeout: 60_000 });
+        const rows = await pickRows();
+        say(`picker: ${rows.map((r) => r.replace(/\s+/g, ' ')).join(' | ')}`);
+        assert.ok(
+          rows.some((r) => /✓ accepted/.test(r)),
+          'accepted candidates are marked in the picker',
+        );
+        assert.ok(/\d+\.\d% ± /.test(rows[0]), 'the best-scored candidate comes first');
+        await page.screenshot({ path: join(outDir, 'compare-picker.png') });
+        await page.keyboard.press('Enter');
+        await page.locator('.quick-input-widget', { hasText: '(2/2)' }).waitFor({ timeout: 60_000 });
+        await page.keyboard.press('Enter');
+        await page.locator('.monaco-diff-editor').first().waitFor({ timeout: 60_000 });
+        const { body } = await frameShowing(/Compared like with like|Not comparable yet/);
+        assert.ok(!body.includes('|---|'), 'the table is rendered, not raw Markdown');
+      },
+    },
+    {
+      name: 'proposer-session',
+      shot: 'proposer-session.png',
+      caption:
+        "Runs → a round's proposer row: the session as a rendered document (its candidates and their fate, the conversation, the report), not a JSONL log",
+      async run() {
+        await ui.palette('View: Close All Editors');
+        await ui.showView('Runs');
+        await ui.resizeSideBar(560);
+        const run = ui.paneRow('Runs', new RegExp(`${latestRun()}\\s*finished`));
+        await ui.expandRow(run);
+        await ui.expandRow(ui.paneRow('Runs', /phase 1: harness/));
+        await ui.expandRow(runsRowLabelled('round 1'));
+        await runsRowLabelled('round 1: knob proposer').click();
+        await frameShowing(/Proposer session — run .*, phase 1, round 1[\s\S]*Candidates it wrote[\s\S]*Report/);
+      },
+    },
+    {
+      name: 'phase-candidates',
+      shot: 'phase-candidates.png',
+      caption: "Runs → a harness phase's row: its candidates, the accepted one first, each with its score; picking one opens its change",
+      async run() {
+        await ui.palette('View: Close All Editors');
+        await ui
+          .paneRow('Runs', /phase 1: harness/)
+          .locator('.label-name, .monaco-icon-label')
+          .first()
+          .click();
+        await page.locator('.quick-input-widget', { hasText: /phase 1 \(harness\) of .*candidate\(s\) under/ }).waitFor({ timeout: 60_000 });
+        const rows = await pickRows();
+        say(`phase candidates: ${rows.map((r) => r.replace(/\s+/g, ' ')).join(' | ')}`);
+        assert.match(rows[0], /round \d+ · [\d.]+% ± [\d.]+.*✓ accepted/, 'the accepted candidate first');
+        await page.screenshot({ path: join(outDir, 'phase-candidates.png') });
+        await page.keyboard.press('Escape');
+      },
+      noFinalShot: true,
+    },
+    {
+      name: 'sealed-test',
+      shot: 'sealed-test-transcripts.png',
+      caption: "Runs → sealed test: the test split's rollouts, failures first; picking one opens its transcript",
+      async run() {
+        await ui.paneRow('Runs', /sealed test/).click();
+        await page.locator('.quick-input-widget', { hasText: /sealed test of .*: \d+ of \d+ rollouts failed/ }).waitFor({ timeout: 60_000 });
+        const rows = await pickRows();
+        assert.match(rows[0], /^[✗✓?] \S+ · sample \d+/);
+        await page.keyboard.press('Enter');
+        await editor()
+          .locator('.view-line', { hasText: /^verdict\s+(PASS|FAIL)/ })
+          .first()
+          .waitFor({ timeout: 60_000 });
+      },
+    },
+  ];
+}
+
+function llmFromHereSteps() {
+  return [
+    {
+      name: 'llm-from-here',
+      shot: 'llm-proposer-session.png',
+      caption:
+        'Harness Archive → a candidate → Propose from Here with the LLM…: the next llm round starts from it (the model is told so); its session opens as a rendered document',
+      async run() {
+        const direction = 'quote the passage before answering';
+        await ui.palette('View: Close All Editors');
+        const archive = await ui.showView('Harness Archive');
+        const child = archive.locator('.monaco-list-row[aria-level="2"]', { hasText: /^\s*[0-9a-f]{8} / }).first();
+        const hash = (await child.innerText()).trim().slice(0, 8);
+        await ui.contextMenu(child, 'Propose from Here with the LLM…');
+        await ui.answerInputBox(direction, /Propose from [0-9a-f]{8} with the LLM/);
+        await ui.notification(new RegExp(`the llm proposer's next round starts from ${hash} instead of the incumbent`));
+        assert.equal(JSON.parse(readFileSync(join(store, 'proposal-seed.json'), 'utf8')).treeHash.slice(0, 8), hash);
+        await ui.palette('Notifications: Clear All Notifications');
+        const before = runIds();
+        const seen = fakeLlm.requests.length;
+        await ui.palette('WHALE: Next Phase');
+        await ui.pick('Start a new run');
+        const run = await until('the new run', () => runIds().find((id) => !before.includes(id)), 60_000);
+        await ui.showView('Runs');
+        await ui.paneRow('Runs', new RegExp(`${run}\\s*paused`)).waitFor({ timeout: 300_000 });
+        await ui.palette('WHALE: Next Phase');
+        await ui.paneRow('Runs', new RegExp(`${run}\\s*finished`)).waitFor({ timeout: 300_000 });
+        const asked = fakeLlm.requests.slice(seen).find((r) => r.toolResults.length === 0);
+        assert.ok(asked?.userText.includes(`derive from candidate ${hash}`) && asked.userText.includes(direction), asked?.userText);
+        assert.ok(!existsSync(join(store, 'proposal-seed.json')), 'the seed was consumed by the round it shaped');
+        await ui.expandRow(ui.paneRow('Runs', new RegExp(`${run}\\s*finished`)));
+        await ui.expandRow(ui.paneRow('Runs', /phase 1: harness/));
+        await ui.expandRow(runsRowLabelled('round 1'));
+        await runsRowLabelled('round 1: llm proposer').click();
+        await frameShowing(/llm proposer · anthropic claude-walkthrough[\s\S]*Model call 1/);
       },
     },
   ];

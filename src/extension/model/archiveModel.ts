@@ -3,6 +3,7 @@
 import type { ArchivedCandidate } from '../../archive/harnessArchive.js';
 import type { JournalEntry } from '../../archive/journal.js';
 import { foldRun } from '../../archive/runState.js';
+import type { EvaluationRow } from './evaluations.js';
 import { policyHover, policyLabel, policyNames, shortHash } from './identity.js';
 
 export interface CandidateScoreRow {
@@ -32,6 +33,8 @@ export interface CandidateNode {
   /** Runs whose best pair on validation has this harness. */
   bestPairOf: string[];
   submitted: boolean;
+  /** Evaluations of it in the run store other than search scoring (validations, WHALE: Evaluate, `whale eval`). */
+  evaluations: EvaluationRow[];
 }
 
 export interface ArchiveModel {
@@ -46,7 +49,7 @@ const num = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : 0
 export function archiveModel(
   candidates: readonly ArchivedCandidate[],
   journals: ReadonlyMap<string, readonly JournalEntry[]>,
-  opts: { submitted?: ReadonlySet<string> } = {},
+  opts: { submitted?: ReadonlySet<string>; evaluations?: readonly EvaluationRow[] } = {},
 ): ArchiveModel {
   const nodes = new Map<string, CandidateNode>();
   for (const c of candidates) {
@@ -64,9 +67,11 @@ export function archiveModel(
       incumbentOf: [],
       bestPairOf: [],
       submitted: opts.submitted?.has(c.treeHash) ?? false,
+      evaluations: [],
     });
   }
   const policies = new Map<string, string>();
+  const searchKeys = new Set<string>();
   for (const [run, entries] of journals) {
     policyNames(entries, policies);
     if (entries.some((e) => e.type === 'run_started')) {
@@ -78,6 +83,7 @@ export function archiveModel(
       const n = typeof e.treeHash === 'string' ? nodes.get(e.treeHash) : undefined;
       if (e.type === 'run_started') incumbent = String(e.harness);
       if (e.type === 'phase_completed') incumbent = String(e.harness);
+      if (e.type === 'candidate_scored' && typeof e.keyHash === 'string') searchKeys.add(e.keyHash);
       if (e.type === 'candidate_scored' && n)
         n.scores.push({ run, phase: num(e.phase), round: num(e.round), version: String(e.version), mean: num(e.mean), se: num(e.se) });
       if (e.type === 'candidate_invalid' && n) n.invalid.push({ run, phase: num(e.phase), reasons: Array.isArray(e.reasons) ? e.reasons.map(String) : [] });
@@ -85,6 +91,7 @@ export function archiveModel(
     }
     if (incumbent) nodes.get(incumbent)?.incumbentOf.push(run);
   }
+  for (const ev of opts.evaluations ?? []) if (!searchKeys.has(ev.keyHash)) nodes.get(ev.harness)?.evaluations.push(ev);
   const roots: string[] = [];
   for (const n of nodes.values()) {
     const parent = n.parents.find((p) => nodes.has(p));
@@ -173,25 +180,105 @@ export function sortCandidates(hashes: readonly string[], model: ArchiveModel, o
   return lineage.sort((a, b) => score(b) - score(a));
 }
 
-/** Two candidates' scores side by side (one row per policy version either was scored under), as Markdown. */
+/** One figure of a comparison: the split, the policy and (for evaluations) k it was measured with. */
+interface Figure {
+  key: string;
+  label: (policies: ReadonlyMap<string, string>) => string;
+  version: string;
+  split: string;
+  mean: number;
+  se: number;
+}
+
+/** Every figure of a candidate: its harness-split scores per policy, and its latest evaluation per (split, policy, k). */
+function figures(n: CandidateNode): Map<string, Figure> {
+  const out = new Map<string, Figure>();
+  for (const s of scoresByVersion(n))
+    out.set(`search|${s.version}`, {
+      key: `search|${s.version}`,
+      label: (p) => `mean on the harness split under ${policyLabel(s.version, p)} (\`${shortHash(s.version)}\`)`,
+      version: s.version,
+      split: 'harness',
+      mean: s.mean,
+      se: s.se,
+    });
+  for (const e of n.evaluations) {
+    const key = `eval|${e.split}|${e.version}|${e.k}`;
+    out.set(key, {
+      key,
+      label: (p) => `mean@${e.k} on the ${e.split} split under ${policyLabel(e.version, p)} (\`${shortHash(e.version)}\`)`,
+      version: e.version,
+      split: e.split,
+      mean: e.mean,
+      se: e.se,
+    });
+  }
+  return out;
+}
+
+/** The figures both candidates have: the only ones a comparison can rest on. */
+export function sharedFigures(a: CandidateNode, b: CandidateNode): string[] {
+  const fb = figures(b);
+  return [...figures(a).keys()].filter((k) => fb.has(k));
+}
+
+/** Two candidates' figures side by side (one row per split and policy either was measured under; shared rows first), as Markdown. */
 export function compareTable(a: CandidateNode, b: CandidateNode, policies: ReadonlyMap<string, string> = new Map()): string {
-  const sa = new Map(scoresByVersion(a).map((s) => [s.version, s]));
-  const sb = new Map(scoresByVersion(b).map((s) => [s.version, s]));
-  const versions = [...new Set([...sa.keys(), ...sb.keys()])];
+  const fa = figures(a);
+  const fb = figures(b);
+  const shared = new Set(sharedFigures(a, b));
+  const keys = [...new Set([...fa.keys(), ...fb.keys()])].sort((x, y) => Number(shared.has(y)) - Number(shared.has(x)));
   const cell = (s?: { mean: number; se: number }) => (s ? `${pct(s.mean)} ± ${(100 * s.se).toFixed(1)}` : '—');
+  const delta = (k: string) => {
+    const [x, y] = [fa.get(k), fb.get(k)];
+    if (!x || !y) return '';
+    const d = y.mean - x.mean;
+    return `${d >= 0 ? '+' : '−'}${(100 * Math.abs(d)).toFixed(1)} (± ${(100 * Math.hypot(x.se, y.se)).toFixed(1)})`;
+  };
   const marks = (n: CandidateNode) =>
     [n.accepted.length ? `✓ accepted ×${n.accepted.length}` : '', n.invalid.length ? `✗ invalid: ${n.invalid[0].reasons.join('; ')}` : '']
       .filter(Boolean)
       .join(', ') || '—';
-  return [
+  const lines = [
     `# ${shortHash(a.treeHash)} ↔ ${shortHash(b.treeHash)}`,
     '',
-    `| | ${shortHash(a.treeHash)} | ${shortHash(b.treeHash)} |`,
-    '|---|---|---|',
-    `| origin | ${a.origin} | ${b.origin} |`,
-    `| hypothesis | ${a.hypothesis.replace(/\|/g, '\\|').replace(/\n/g, ' ')} | ${b.hypothesis.replace(/\|/g, '\\|').replace(/\n/g, ' ')} |`,
-    ...versions.map((v) => `| mean on the harness split under ${policyLabel(v, policies)} (\`${shortHash(v)}\`) | ${cell(sa.get(v))} | ${cell(sb.get(v))} |`),
-    `| marks | ${marks(a)} | ${marks(b)} |`,
+    shared.size
+      ? `Compared like with like on ${shared.size} figure(s) both were measured with (same split and policy); the other rows are one-sided.`
+      : `**Not comparable yet:** these two were never measured on the same split under the same policy (a \`—\` is a figure one of them lacks). Run **WHALE: Score Both Under One Policy…** to measure both the same way.`,
     '',
-  ].join('\n');
+    // What each tries, above the table: a long hypothesis in a cell squeezes the figures out of sight.
+    ...[a, b].map((n) => `- **${shortHash(n.treeHash)}** (${n.origin}): ${n.hypothesis.replace(/\n+/g, ' ')}`),
+    '',
+    `| | ${shortHash(a.treeHash)} | ${shortHash(b.treeHash)} | difference |`,
+    '|---|---|---|---|',
+    `| origin | ${a.origin} | ${b.origin} | |`,
+    ...keys.map((k) => `| ${(fa.get(k) ?? fb.get(k))!.label(policies)} | ${cell(fa.get(k))} | ${cell(fb.get(k))} |${delta(k) ? ` ${delta(k)} ` : ' '}|`),
+    `| marks | ${marks(a)} | ${marks(b)} | |`,
+    '',
+  ];
+  return lines.join('\n');
+}
+
+/** The picker's order: best latest score first (unscored last), accepted candidates marked. */
+export function pickerItems(model: ArchiveModel, exclude?: string): { node: CandidateNode; label: string; description: string; detail: string }[] {
+  const hashes = sortCandidates(
+    [...model.nodes.keys()].filter((h) => h !== exclude),
+    model,
+    'score',
+  );
+  return hashes.map((h) => {
+    const n = model.nodes.get(h)!;
+    const marks = [n.accepted.length ? '✓ accepted' : '', n.incumbentOf.length ? '★ incumbent' : '', n.invalid.length ? '✗ invalid' : ''].filter(Boolean);
+    const last = latestScore(n);
+    // Marks in the description (short, beside the label); the score and lineage on the full-width detail line.
+    return {
+      node: n,
+      label: candidateLabel(n),
+      description: marks.join(' '),
+      detail: [
+        last ? `${pm(last)} under ${policyLabel(last.version, model.policies)}` : 'not scored yet',
+        `${n.origin}${n.parents.length ? `, from ${n.parents.map(shortHash).join(' + ')}` : ''}`,
+      ].join(' · '),
+    };
+  });
 }

@@ -20,7 +20,7 @@ export interface PhaseNode {
   harness: string;
   /** Rollouts this phase consumed (training or search) and its validation after it. */
   rollouts: number;
-  validation?: { mean: number; se: number; k: number };
+  validation?: { mean: number; se: number; k: number; keyHash?: string };
   /** Weight phase: optimizer steps so far and the last step's training reward. */
   steps?: number;
   lastReward?: number;
@@ -105,6 +105,8 @@ export interface RunNode {
   backend?: string;
   /** Policy version → "base" / "policy after phase N" (identity.ts). */
   policies: Map<string, string>;
+  /** The sealed test evaluation's run-store key (its transcripts), once the run has one. */
+  testKeyHash?: string;
 }
 
 /** "embedded · training full · token ids yes · logprobs yes" from `run_started.backend`. */
@@ -197,7 +199,7 @@ function phaseNode(start: JournalEntry, entries: readonly JournalEntry[], opts: 
     harness: String(completed?.harness ?? start.harness),
     started: { version: String(start.version), harness: String(start.harness) },
     rollouts: l.trainingRollouts + l.searchRollouts,
-    ...(v ? { validation: { mean: num(v.mean), se: num(v.se), k: num(v.k) } } : {}),
+    ...(v ? { validation: { mean: num(v.mean), se: num(v.se), k: num(v.k), ...(typeof v.keyHash === 'string' ? { keyHash: v.keyHash } : {}) } } : {}),
   };
   if (node.kind === 'weight') {
     const steps = mine.filter((e) => e.type === 'weight_step');
@@ -272,6 +274,7 @@ export function runModel(id: string, entries: readonly JournalEntry[], opts: Run
   }
   if (open && status === 'interrupted') open.status = 'interrupted';
   const backend = describeBackend(entries.find((e) => e.type === 'run_started')?.backend);
+  const testKey = entries.filter((e) => e.type === 'test_evaluation').pop()?.keyHash;
   return {
     id,
     status,
@@ -282,6 +285,7 @@ export function runModel(id: string, entries: readonly JournalEntry[], opts: Run
     ...(open ? { current: open } : {}),
     ...(pid !== undefined ? { pid } : {}),
     ...(backend ? { backend } : {}),
+    ...(typeof testKey === 'string' ? { testKeyHash: testKey } : {}),
   };
 }
 

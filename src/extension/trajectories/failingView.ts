@@ -1,6 +1,7 @@
-// The Failing Trajectories tree: the current run's candidates under the current policy version →
-// failing tasks → failing rollouts, each level computed when expanded (archive/failingTrajectories.ts
-// is the model; this is only the provider). A click on a rollout opens its transcript.
+// The Failing Trajectories tree: runs (newest first, the current one open) → each run's candidates
+// under its latest policy version → failing tasks → failing rollouts, each level computed when
+// expanded (archive/failingTrajectories.ts is the model; this is only the provider). A click on a
+// rollout opens its transcript.
 import * as vscode from 'vscode';
 import { validationLabel } from '../../core/phaseLabels.js';
 import {
@@ -18,6 +19,7 @@ import type { TrajectoryRef } from './ref.js';
 import { policyHover, policyLabel, policyNames, shortHash } from '../model/identity.js';
 
 type Node =
+  | { kind: 'run'; store: string; run: string; current: boolean; candidates: FailingCandidate[]; policies: ReadonlyMap<string, string> }
   | { kind: 'candidate'; store: string; c: FailingCandidate; policies: ReadonlyMap<string, string> }
   | { kind: 'task'; store: string; c: FailingCandidate; t: FailingTask }
   | { kind: 'rollout'; store: string; c: FailingCandidate; r: FailingRollout };
@@ -30,8 +32,8 @@ export class FailingTrajectoriesProvider implements vscode.TreeDataProvider<Node
 
   constructor(private readonly storeDir: () => string | undefined) {}
 
-  /** What the tree showed at its top level the last time VS Code asked (diagnostics and tests). */
-  lastRoots: { run?: string; candidates: number } = { candidates: 0 };
+  /** What the tree showed the last time VS Code asked: its runs, and the current run's candidates (diagnostics and tests). */
+  lastRoots: { runs: number; run?: string; candidates: number } = { runs: 0, candidates: 0 };
 
   refresh(): void {
     this.changed.fire(undefined);
@@ -40,24 +42,32 @@ export class FailingTrajectoriesProvider implements vscode.TreeDataProvider<Node
   /** VS Code's entry point: records what the top level showed. */
   async getChildren(node?: Node): Promise<Node[]> {
     const out = await this.children(node);
-    if (!node) this.lastRoots = { run: out[0] ? this.runShown : undefined, candidates: out.length };
+    if (!node) this.lastRoots = { runs: out.length, candidates: 0 };
+    if (node?.kind === 'run' && node.current) this.lastRoots = { ...this.lastRoots, run: node.run, candidates: out.length };
     return out;
   }
 
-  private runShown: string | undefined;
-
-  /** The children of a node (top level: the current run's candidates), without recording anything. */
+  /** The children of a node (top level: every run, newest first), without recording anything. */
   async children(node?: Node): Promise<Node[]> {
     const store = this.storeDir();
     if (!store) return [];
     if (!node) {
-      const run = new RunStore(store).current();
-      if (!run) return [];
-      this.runShown = run;
-      const entries = Journal.read(new RunStore(store).journalFile(run));
-      const policies = policyNames(entries);
-      return failingCandidates(entries).map((c) => ({ kind: 'candidate', store, c, policies }));
+      const runs = new RunStore(store);
+      const current = runs.current();
+      return runs
+        .list()
+        .reverse()
+        .map(({ id }) => {
+          let entries: ReturnType<typeof Journal.read> = [];
+          try {
+            entries = Journal.read(runs.journalFile(id));
+          } catch {
+            // a run folder without a readable journal: listed, with nothing under it
+          }
+          return { kind: 'run' as const, store, run: id, current: id === current, candidates: failingCandidates(entries), policies: policyNames(entries) };
+        });
     }
+    if (node.kind === 'run') return node.candidates.map((c) => ({ kind: 'candidate', store, c, policies: node.policies }));
     if (node.kind === 'candidate') {
       return failingTasks(new ResultStore(store).taskResults(node.c.keyHash) ?? []).map((t) => ({ kind: 'task', store, c: node.c, t }));
     }
@@ -70,6 +80,17 @@ export class FailingTrajectoriesProvider implements vscode.TreeDataProvider<Node
 
   getTreeItem(node: Node): vscode.TreeItem {
     switch (node.kind) {
+      case 'run': {
+        const n = node.candidates.length;
+        const state =
+          n === 0 ? vscode.TreeItemCollapsibleState.None : node.current ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.Collapsed;
+        const item = new vscode.TreeItem(node.run, state);
+        item.id = `failing-run:${node.run}`;
+        item.description = `${node.current ? 'current run · ' : ''}${n ? `${n} evaluated candidate(s) under its latest policy` : 'no evaluations yet'}`;
+        item.iconPath = new vscode.ThemeIcon(node.current ? 'debug-start' : 'history');
+        item.contextValue = 'whale.failing.run';
+        return item;
+      }
       case 'candidate': {
         const item = new vscode.TreeItem(shortHash(node.c.treeHash), vscode.TreeItemCollapsibleState.Collapsed);
         const where =

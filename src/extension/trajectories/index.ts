@@ -138,8 +138,9 @@ export function registerTrajectoryFeatures(context: vscode.ExtensionContext, dep
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     return { languageId: doc?.languageId, loaded: docs.get(uri) !== undefined, marks: decorations.marksOf(uri), threads: annotations.threadsOf(uri) };
   });
-  // The Failing Trajectories tree as a person would expand it: the candidates, the failing tasks of
-  // the first candidate that has any, the failing rollouts of its first task (with their open commands).
+  // The Failing Trajectories tree as a person would expand it: the runs, the current run's candidates
+  // (else the newest run's that has any), the failing tasks of the first candidate that has any, the
+  // failing rollouts of its first task (with their open commands).
   command(context, log, 'whale.trajectories.inspectFailing', async () => {
     const item = async (n: Parameters<typeof failing.getTreeItem>[0]) => {
       const t = failing.getTreeItem(n);
@@ -147,19 +148,23 @@ export function registerTrajectoryFeatures(context: vscode.ExtensionContext, dep
     };
     // What VS Code itself last asked the tree for, before this command asks it too.
     const shown = { visible: failingView.visible, ...failing.lastRoots };
-    const candidates = await failing.children();
+    const runs = await failing.children();
+    const run = runs.find((r) => r.kind === 'run' && r.current && r.candidates.length) ?? runs.find((r) => r.kind === 'run' && r.candidates.length);
+    const candidates = run ? await failing.children(run) : [];
+    const runItems = await Promise.all(runs.map(item));
     for (const c of candidates) {
       const tasks = await failing.children(c);
       if (tasks.length === 0) continue;
       const rollouts = await failing.children(tasks[0]);
       return {
         shown,
+        runs: runItems,
         candidates: await Promise.all(candidates.map(item)),
         tasks: await Promise.all(tasks.map(item)),
         rollouts: await Promise.all(rollouts.map(item)),
       };
     }
-    return { shown, candidates: await Promise.all(candidates.map(item)), tasks: [], rollouts: [] };
+    return { shown, runs: runItems, candidates: await Promise.all(candidates.map(item)), tasks: [], rollouts: [] };
   });
   command(context, log, 'whale.dashboard.drawn', (next?: boolean) => DashboardPanel.active?.drawn(next === true));
   // For tests and commands that open the dashboard on runs: tick them in its list, as a person would.

@@ -34,5 +34,14 @@ export function firstUserMessage(req: ProposeRequest): string {
   const inc = view.candidates.find((c) => c.treeHash === view.incumbent);
   const s = inc ? scoreUnder(inc, view.policyVersion) : undefined;
   const reports = view.pastReports.length;
-  return `Round ${req.round}. The archive has ${view.candidates.length} candidate(s); the incumbent is ${view.incumbent.slice(0, 12)}${s ? `, scoring ${(100 * s.mean).toFixed(1)}% on the search split under policy ${view.policyVersion}` : ''}. ${reports ? `There ${reports === 1 ? 'is 1 earlier report' : `are ${reports} earlier reports`} (past_reports). ` : ''}${view.annotations.length ? `People left ${view.annotations.length} annotation(s) (annotations). ` : ''}Write ${req.count} new candidate(s), then call finish with your report.`;
+  return `Round ${req.round}. The archive has ${view.candidates.length} candidate(s); the incumbent is ${view.incumbent.slice(0, 12)}${s ? `, scoring ${(100 * s.mean).toFixed(1)}% on the search split under policy ${view.policyVersion}` : ''}. ${reports ? `There ${reports === 1 ? 'is 1 earlier report' : `are ${reports} earlier reports`} (past_reports). ` : ''}${view.annotations.length ? `People left ${view.annotations.length} annotation(s) (annotations). ` : ''}${seedRequest(view)}Write ${req.count} new candidate(s), then call finish with your report.`;
+}
+
+/** A person's request to start from a chosen candidate: its id (as the tools take it), score and direction. */
+function seedRequest(view: ProposeRequest['view']): string {
+  if (!view.seed) return '';
+  const c = view.candidates.find((x) => x.treeHash === view.seed!.treeHash);
+  const s = c ? scoreUnder(c, view.policyVersion) : undefined;
+  const direction = view.seed.direction.trim();
+  return `A person asks that this round's candidates derive from candidate ${view.seed.treeHash.slice(0, 12)}${s ? ` (${(100 * s.mean).toFixed(1)}% on the search split)` : ''}, not from the incumbent: read its source and results first and give it as the parent in write_candidate.${direction ? ` Their direction: "${direction}"` : ''} `;
 }

@@ -28,6 +28,8 @@ export const MIN_CALL_TOKENS = 256;
 /** The start of Proposal.stopped when the run's dollar budget (not a round's cap) ended the session. */
 export const DOLLAR_BUDGET = 'dollar budget';
 const CHARS_PER_TOKEN = 3;
+/** Characters of a tool's answer the session log keeps (its size is logged in full). */
+const LOGGED_OUTPUT_CHARS = 2000;
 /** Turns without a tool call the model is reminded of its open work before the session ends. */
 const MAX_NUDGES = 2;
 
@@ -51,7 +53,19 @@ export type SessionLogEntry =
       ms: number;
     }
   | { kind: 'retry'; at: string; call: number; attempt: number; status?: number; error: string; sleepMs: number }
-  | { kind: 'tool_call'; at: string; call: number; tool: string; args: string; argsChars: number; outputChars: number; isError: boolean; ms: number }
+  | {
+      kind: 'tool_call';
+      at: string;
+      call: number;
+      tool: string;
+      args: string;
+      argsChars: number;
+      /** The tool's answer, clipped (the session transcript shows it folded under its call). */
+      output: string;
+      outputChars: number;
+      isError: boolean;
+      ms: number;
+    }
   | {
       kind: 'session_end';
       at: string;
@@ -236,6 +250,7 @@ export class LlmProposer implements Proposer {
           tool: call.name,
           args: call.raw.slice(0, 2000),
           argsChars: call.raw.length,
+          output: out.output.slice(0, LOGGED_OUTPUT_CHARS),
           outputChars: out.output.length,
           isError: out.isError,
           ms: Date.now() - c0,
