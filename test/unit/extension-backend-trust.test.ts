@@ -24,7 +24,7 @@ test('every gated command is guarded where it is registered, and the engine env 
   for (const id of Object.keys(TRUST_GATED_BACKEND_COMMANDS)) assert.ok(src.includes(`'${id}'`), `${id} is registered`);
   assert.match(
     src,
-    /const command = \(id: string, handler[^\n]*\n[^\n]*backendTrustRefusal\(id, vscode\.workspace\.isTrusted\)/,
+    /const command = \(id: string, handler[^\n]*\n(?:[^\n]*\n){0,2}[^\n]*backendTrustRefusal\(id, vscode\.workspace\.isTrusted\)/,
     'the command wrapper checks trust before the handler',
   );
   assert.match(src, /keysForEngine\(vscode\.workspace\.isTrusted, await secretEnv\(context\)\)/);
