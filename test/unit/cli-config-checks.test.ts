@@ -2,9 +2,10 @@
 // naming file and field; `current-run` never names a run that does not exist.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { domainH0Dir } from '../../src/domains/index.js';
 import { whale } from './serve-helpers.js';
 
 function projectWith(config: Record<string, unknown>): string {
@@ -73,6 +74,25 @@ test('whale init and whale domain new over existing files: exit 2 naming the pat
     assert.equal(r.code, 2, r.stderr);
     assert.match(r.stderr, /domains\/mine: exists and is not empty; pass --force/);
     assert.equal(readFileSync(join(dir, 'domains', 'mine', 'index.ts'), 'utf8'), '// mine\n', 'the existing file was overwritten');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a weight batch larger than the weight split is exit 2 naming rsft.batchPrompts, before any rollout', { timeout: 120_000 }, () => {
+  const dir = projectWith({ rsft: { batchPrompts: 5 } });
+  cpSync(domainH0Dir('ramble'), join(dir, 'h0'), { recursive: true });
+  try {
+    const r = whale(['run'], dir);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /whale\.config\.json: rsft\.batchPrompts: B 5 is larger than the weight split \(4 tasks\)/);
+    assert.doesNotMatch(r.stderr, /internal error|\n\s+at /);
+    assert.ok(!existsSync(join(dir, '.whale', 'runs')), 'no run was started');
+    assert.equal(
+      whale(['run', '--method', 'harness-only', '--budget-rollouts', '1'], dir).stderr.match(/rsft\.batchPrompts/),
+      null,
+      'harness-only trains nothing',
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
