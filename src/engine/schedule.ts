@@ -184,7 +184,9 @@ export function checkSchedule(
     errors.push(bad('schedule.adaptive.minIterations', `J_min ${s.adaptive.minIterations} exceeds maxIterations ${s.adaptive.maxIterations}`));
   // A weight step's batch holds each task at most once (weightPhase.ts batchForStep).
   if (method !== 'harness-only' && rsft.batchPrompts > sizes.weight)
-    errors.push(bad('rsft.batchPrompts', `B ${rsft.batchPrompts} is larger than the weight split (${sizes.weight} tasks); a batch holds each task at most once`));
+    errors.push(
+      bad('rsft.batchPrompts', `B ${rsft.batchPrompts} is larger than the weight split (${sizes.weight} tasks); a batch holds each task at most once`),
+    );
   if (errors.length) throw InputError.combine(errors);
   const first = phasePlan(method, s, 0, sizes.weight, rsft.batchPrompts, budget.mode);
   // Under 'matched-steps' the rollout budget caps training only: search is never refused by it.

@@ -99,6 +99,8 @@ function harnessesOf(engines: Set<number>): string[] {
   return left;
 }
 
+const UNIT_KINDS = ['evaluation', 'weight step', 'search round'] as const;
+
 /** Where the engine was when the signal landed, from the last progress line it printed. */
 function where(stderr: string): string {
   const last = stderr.trim().split('\n').filter(Boolean).pop() ?? '';
@@ -137,7 +139,10 @@ test('a run killed and stopped at random moments and resumed ends exactly like a
     // engine printed any progress); the others at a random moment after its first progress line, so
     // they land in every kind of unit whatever the machine's start-up time.
     const signal = signals < SIGNALS ? rng.pick(['SIGKILL', 'SIGKILL', 'SIGKILL', 'SIGKILL', 'SIGTERM', 'SIGINT'] as const) : undefined;
-    const early = rng.chance(0.2);
+    // Until a signal has landed in each kind of unit, the next one waits for that kind's progress line
+    // (in the order a run meets them), so the coverage does not depend on this machine's timing.
+    const target = signal ? UNIT_KINDS.find((k) => !Object.keys(landed).some((l) => l.endsWith(` in ${k}`))) : undefined;
+    const early = !target && rng.chance(0.2);
     // Short enough that SIGNALS of them land before the work runs out (each attempt gets ~6% of it on average).
     const delay = early ? 200 + rng.int(1500) : rng.int(Math.max(1500, Math.floor(took * 0.12)));
     let timer: NodeJS.Timeout | undefined;
@@ -154,7 +159,7 @@ test('a run killed and stopped at random moments and resumed ends exactly like a
     if (early) arm(delay);
     child.stderr!.on('data', (d: Buffer) => {
       stderr += d.toString();
-      if (/rollouts|step|round|validation/.test(stderr)) arm(delay);
+      if (target ? where(stderr) === target : /rollouts|step|round|validation/.test(stderr)) arm(target ? rng.int(300) : delay);
     });
     const exited = await new Promise<number | null>((resolve) => {
       child.on('exit', (code) => {

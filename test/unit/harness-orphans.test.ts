@@ -103,7 +103,7 @@ for (const [harness, signal] of [
         assert.ok(gwDirs(engine).length > 0, 'the gateway folder names its engine');
         proc.kill(signal);
         await new Promise((r) => proc.once('exit', r));
-        await until('the harnesses to die', () => harnessPids(dir).length === 0, 5_000).catch(() => undefined);
+        await until('the harnesses to die', () => harnessPids(dir).length === 0, 20_000).catch(() => undefined);
         left = harnessPids(dir);
         // Node harnesses are the engine's direct children: the kernel's parent-death signal takes them at once.
         if (harness === 'node')
