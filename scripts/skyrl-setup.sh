@@ -13,7 +13,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SKYRL_VERSION="${SKYRL_VERSION:-0.3.0}"
 DIR="${WHALE_SKYRL_DIR:-$HOME/.cache/whale-ci/skyrl-$SKYRL_VERSION}"
-STAMP="skyrl[tinker,jax]==$SKYRL_VERSION uv transformers"
+# SkyRL 0.4.0's tinker extra forgets aiohttp, which its API module imports.
+EXTRA=""
+[ "$SKYRL_VERSION" != "0.3.0" ] && EXTRA=" aiohttp"
+STAMP="skyrl[tinker,jax]==$SKYRL_VERSION uv transformers$EXTRA"
 MODEL_STAMP="tiny-qwen3-v2"
 say() { echo "[skyrl-setup] $*" >&2; }
 
@@ -26,7 +29,8 @@ if [ ! -f "$DIR/.installed" ] || [ "$(cat "$DIR/.installed")" != "$STAMP" ]; the
   rm -rf "$DIR"
   "$PY" -m venv "$DIR"
   say "pip: skyrl[tinker,jax]==$SKYRL_VERSION uv transformers (torch and CUDA wheels come with peft: several GB)"
-  "$DIR/bin/pip" install -q "skyrl[tinker,jax]==$SKYRL_VERSION" uv transformers
+  # shellcheck disable=SC2086
+  "$DIR/bin/pip" install -q "skyrl[tinker,jax]==$SKYRL_VERSION" uv transformers $EXTRA
   echo "$STAMP" > "$DIR/.installed"
 fi
 if [ ! -f "$DIR/tiny-qwen3/.built" ] || [ "$(cat "$DIR/tiny-qwen3/.built")" != "$MODEL_STAMP" ]; then
