@@ -23,7 +23,7 @@ const PIECE_PATTERN = / ?[A-Za-z0-9_]+| ?[^\sA-Za-z0-9_]|\n|[^\S\n]+(?!\S)|[^\S\
 const CHAT_TEMPLATE =
   '{{ bos_token }}{% for m in messages %}{{ "<|" + m["role"] + "|>" }}{{ m["content"] }}<|end|>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}';
 
-export function hfTokenizerFiles(tok: WordTokenizer, contextLength: number): { 'tokenizer.json': unknown; 'tokenizer_config.json': unknown } {
+function hfTokenizerFiles(tok: WordTokenizer, contextLength: number): { 'tokenizer.json': unknown; 'tokenizer_config.json': unknown } {
   const vocab = Object.fromEntries(tok.tokens.map((t, i) => [t, i]));
   return {
     'tokenizer.json': {
