@@ -83,10 +83,11 @@ test('ray: the embedded backend runs as a Ray job on a local head, a weight phas
     // by a host only the proxy resolves; status (GET) and stop (POST, which the dashboard refuses from
     // anything that looks like a browser) both pass through it. With NO_PROXY naming the host the
     // client goes direct, the name does not resolve, and the proxy sees nothing more.
+    // whaleAsync: the proxy lives in this process, so the event loop must keep running meanwhile.
     const proxy = await new CountingProxy().start();
     const proxied = `http://ray.whale.test:${dash}`;
     try {
-      const viaProxy = whale(['backend', 'status', '--ray', proxied, '--job', job], repo, { HTTP_PROXY: proxy.url, NO_PROXY: '' });
+      const viaProxy = await whaleAsync(['backend', 'status', '--ray', proxied, '--job', job], repo, { HTTP_PROXY: proxy.url, NO_PROXY: '' });
       assert.equal(viaProxy.code, 0, viaProxy.stderr);
       assert.equal((JSON.parse(viaProxy.stdout) as { status: string }).status, 'RUNNING');
       assert.ok(
@@ -94,10 +95,10 @@ test('ray: the embedded backend runs as a Ray job on a local head, a weight phas
         JSON.stringify(proxy.seen),
       );
       const seen = proxy.seen.length;
-      const direct = whale(['backend', 'status', '--ray', proxied, '--job', job], repo, { HTTP_PROXY: proxy.url, NO_PROXY: 'ray.whale.test' });
+      const direct = await whaleAsync(['backend', 'status', '--ray', proxied, '--job', job], repo, { HTTP_PROXY: proxy.url, NO_PROXY: 'ray.whale.test' });
       assert.notEqual(direct.code, 0, 'ray.whale.test does not resolve without the proxy');
       assert.equal(proxy.seen.length, seen, 'a NO_PROXY host is not proxied');
-      const stopped = whale(['backend', 'stop', '--ray', proxied, '--job', job], repo, { HTTP_PROXY: proxy.url, NO_PROXY: '' });
+      const stopped = await whaleAsync(['backend', 'stop', '--ray', proxied, '--job', job], repo, { HTTP_PROXY: proxy.url, NO_PROXY: '' });
       assert.equal(stopped.code, 0, stopped.stderr);
       assert.ok(proxy.seen.length > seen, 'stop went through the proxy');
     } finally {
