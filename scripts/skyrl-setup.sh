@@ -13,7 +13,12 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SKYRL_VERSION="${SKYRL_VERSION:-0.3.0}"
 DIR="${WHALE_SKYRL_DIR:-$HOME/.cache/whale-ci/skyrl-$SKYRL_VERSION}"
-STAMP="skyrl[tinker,jax]==$SKYRL_VERSION uv transformers"
+# SkyRL 0.4.0's tinker extra forgets aiohttp, which its API module imports.
+EXTRA=""
+[ "$SKYRL_VERSION" != "0.3.0" ] && EXTRA=" aiohttp"
+# uv and transformers pinned: `transformers serve` (the OpenAI-compatible server CI tests against) runs from this venv.
+PINS="uv==0.13.9 transformers==5.8.0"
+STAMP="skyrl[tinker,jax]==$SKYRL_VERSION $PINS$EXTRA"
 MODEL_STAMP="tiny-qwen3-v2"
 say() { echo "[skyrl-setup] $*" >&2; }
 
@@ -25,8 +30,9 @@ if [ ! -f "$DIR/.installed" ] || [ "$(cat "$DIR/.installed")" != "$STAMP" ]; the
   if [ -z "$PY" ]; then say "no Python 3.12 found (set PYTHON312): SkyRL $SKYRL_VERSION needs >= 3.12"; exit 1; fi
   rm -rf "$DIR"
   "$PY" -m venv "$DIR"
-  say "pip: skyrl[tinker,jax]==$SKYRL_VERSION uv transformers (torch and CUDA wheels come with peft: several GB)"
-  "$DIR/bin/pip" install -q "skyrl[tinker,jax]==$SKYRL_VERSION" uv transformers
+  say "pip: skyrl[tinker,jax]==$SKYRL_VERSION $PINS (torch and CUDA wheels come with peft: several GB)"
+  # shellcheck disable=SC2086
+  "$DIR/bin/pip" install -q "skyrl[tinker,jax]==$SKYRL_VERSION" $PINS $EXTRA
   echo "$STAMP" > "$DIR/.installed"
 fi
 if [ ! -f "$DIR/tiny-qwen3/.built" ] || [ "$(cat "$DIR/tiny-qwen3/.built")" != "$MODEL_STAMP" ]; then

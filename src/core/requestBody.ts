@@ -9,8 +9,8 @@ export class BodyTooLargeError extends Error {
   }
 }
 
-/** The body as UTF-8 text; past `limit` bytes the request is dropped and BodyTooLargeError thrown. */
-export async function readRequestBody(req: IncomingMessage, limit: number): Promise<string> {
+/** The body's bytes (a protobuf request); past `limit` bytes the request is dropped and BodyTooLargeError thrown. */
+export async function readRequestBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   // Leaving the loop early (the throw) destroys the request stream.
@@ -19,5 +19,10 @@ export async function readRequestBody(req: IncomingMessage, limit: number): Prom
     if (size > limit) throw new BodyTooLargeError(limit);
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/** The body as UTF-8 text, under the same cap. */
+export async function readRequestBody(req: IncomingMessage, limit: number): Promise<string> {
+  return (await readRequestBytes(req, limit)).toString('utf8');
 }

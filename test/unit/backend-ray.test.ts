@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { RunStore } from '../../src/archive/runStore.js';
 import { Journal } from '../../src/archive/journal.js';
 import { tinyProject, whale, whaleAsync } from './serve-helpers.js';
+import { CountingProxy } from '../support/countingProxy.js';
 
 const ray = process.env.WHALE_RAY ?? 'ray';
 const rayVersion = spawnSync(ray, ['--version'], { encoding: 'utf8' });
@@ -78,8 +79,31 @@ test('ray: the embedded backend runs as a Ray job on a local head, a weight phas
 
     const logs = whale(['backend', 'logs', '--ray', dashboard, '--job', job], repo);
     assert.match(logs.stdout, /whale serve: embedded policy/);
-    const stopped = whale(['backend', 'stop', '--ray', dashboard, '--job', job], repo);
-    assert.equal(stopped.code, 0, stopped.stderr);
+    // Behind a proxy (HTTP_PROXY/NO_PROXY as the rest of the engine honours them): the dashboard named
+    // by a host only the proxy resolves; status (GET) and stop (POST, which the dashboard refuses from
+    // anything that looks like a browser) both pass through it. With NO_PROXY naming the host the
+    // client goes direct, the name does not resolve, and the proxy sees nothing more.
+    // whaleAsync: the proxy lives in this process, so the event loop must keep running meanwhile.
+    const proxy = await new CountingProxy().start();
+    const proxied = `http://ray.whale.test:${dash}`;
+    try {
+      const viaProxy = await whaleAsync(['backend', 'status', '--ray', proxied, '--job', job], repo, { HTTP_PROXY: proxy.url, NO_PROXY: '' });
+      assert.equal(viaProxy.code, 0, viaProxy.stderr);
+      assert.equal((JSON.parse(viaProxy.stdout) as { status: string }).status, 'RUNNING');
+      assert.ok(
+        proxy.seen.some((s) => s.target === `ray.whale.test:${dash}` || s.target.startsWith(`${proxied}/`)),
+        JSON.stringify(proxy.seen),
+      );
+      const seen = proxy.seen.length;
+      const direct = await whaleAsync(['backend', 'status', '--ray', proxied, '--job', job], repo, { HTTP_PROXY: proxy.url, NO_PROXY: 'ray.whale.test' });
+      assert.notEqual(direct.code, 0, 'ray.whale.test does not resolve without the proxy');
+      assert.equal(proxy.seen.length, seen, 'a NO_PROXY host is not proxied');
+      const stopped = await whaleAsync(['backend', 'stop', '--ray', proxied, '--job', job], repo, { HTTP_PROXY: proxy.url, NO_PROXY: '' });
+      assert.equal(stopped.code, 0, stopped.stderr);
+      assert.ok(proxy.seen.length > seen, 'stop went through the proxy');
+    } finally {
+      await proxy.close();
+    }
     let status = '';
     for (let i = 0; i < 60 && status !== 'STOPPED'; i++) {
       status = (JSON.parse(whale(['backend', 'status', '--ray', dashboard, '--job', job], repo).stdout) as { status: string }).status;

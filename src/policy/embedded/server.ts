@@ -24,11 +24,13 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import type { ChatRequest, ChatResult } from '../types.js';
-import { BodyTooLargeError, readRequestBody } from '../../core/requestBody.js';
+import { BodyTooLargeError, readRequestBody, readRequestBytes } from '../../core/requestBody.js';
 import { ContextLengthError } from './sampler.js';
 import type { WordTokenizer } from './tokenizer.js';
 import type { GenerateRequest, GenerateResult } from './sampler.js';
 import { TinkerHttpError, type EmbeddedTinkerService } from './tinkerService.js';
+import { ProtoError, decodeForwardBackwardRequest, encodeForwardBackwardOutput, encodeSampleResponse } from '../tinker/proto.js';
+import type { ForwardBackwardOutput, SampleOutput } from '../tinker/protocol.js';
 
 /** What the server needs from a backend (EmbeddedBackend provides it). */
 export interface ServableBackend {
@@ -364,11 +366,27 @@ async function handleTinker(tinker: EmbeddedTinkerService, req: IncomingMessage,
   const path = (req.url ?? '/').split('?')[0].replace(/\/+$/, '');
   let body: unknown;
   if (req.method === 'POST') {
-    const raw = await readBody(req);
-    try {
-      body = raw.trim() === '' ? {} : JSON.parse(raw);
-    } catch (e) {
-      return sendJson(res, 400, { detail: `request body is not valid JSON: ${(e as Error).message}` });
+    const raw = await readRaw(req);
+    // The official SDK >= 0.25 sends forward_backward as protobuf (tinker/proto.ts).
+    if (/application\/x-protobuf/i.test(req.headers['content-type'] ?? '')) {
+      const encoding = req.headers['content-encoding'];
+      if (encoding && encoding !== 'identity')
+        return sendJson(res, 415, { detail: `Content-Encoding '${encoding}' is not supported (client/config answers proto_compress_fwdbwd: false)` });
+      if (!/\/forward_backward$/.test(path))
+        return sendJson(res, 415, { detail: `${path}: protobuf bodies are accepted for forward_backward only; send JSON` });
+      try {
+        body = decodeForwardBackwardRequest(raw);
+      } catch (e) {
+        if (e instanceof ProtoError) return sendJson(res, 400, { detail: `request body is not a valid protobuf ${e.message}` });
+        throw e;
+      }
+    } else {
+      const text = raw.toString('utf8');
+      try {
+        body = text.trim() === '' ? {} : JSON.parse(text);
+      } catch (e) {
+        return sendJson(res, 400, { detail: `request body is not valid JSON: ${(e as Error).message}` });
+      }
     }
   }
   // WHALE's client sends Idempotency-Key; the official tinker SDK sends X-Idempotency-Key.
@@ -376,6 +394,13 @@ async function handleTinker(tinker: EmbeddedTinkerService, req: IncomingMessage,
   try {
     const reply = await tinker.handle(req.method ?? 'GET', path, body, typeof key === 'string' ? key : undefined);
     if (!reply) return sendJson(res, 404, { detail: `no Tinker route ${req.method} ${path}` });
+    // SDK >= 0.25 asks for these two results as protobuf (0.38.0 refuses them as JSON).
+    if (reply.status === 200 && reply.kind && /application\/x-protobuf/i.test(req.headers.accept ?? '')) {
+      const data =
+        reply.kind === 'sample' ? encodeSampleResponse(reply.body as SampleOutput) : encodeForwardBackwardOutput(reply.body as ForwardBackwardOutput);
+      res.writeHead(200, { 'content-type': 'application/x-protobuf', 'content-length': data.length });
+      return void res.end(data);
+    }
     sendJson(res, reply.status, reply.body);
   } catch (e) {
     if (e instanceof TinkerHttpError) return sendJson(res, e.status, { detail: e.message });
@@ -384,6 +409,7 @@ async function handleTinker(tinker: EmbeddedTinkerService, req: IncomingMessage,
 }
 
 const readBody = (req: IncomingMessage) => readRequestBody(req, MAX_BODY_BYTES);
+const readRaw = (req: IncomingMessage) => readRequestBytes(req, MAX_BODY_BYTES);
 
 function toHttpError(e: unknown): HttpError {
   if (e instanceof HttpError) return e;

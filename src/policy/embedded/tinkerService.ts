@@ -40,6 +40,7 @@ import {
 } from '../tinker/protocol.js';
 import type { GenerateRequest, GenerateResult } from './sampler.js';
 import { VersionStore } from './store.js';
+import { writeHfTokenizer } from './hfTokenizerExport.js';
 import type { TransformerModel } from './model.js';
 import { tf, type Tensor } from './tf.js';
 import type { WordTokenizer } from './tokenizer.js';
@@ -48,7 +49,11 @@ import { Trainer, computeGradients, type WeightedSequence } from './trainer.js';
 export interface TinkerReply {
   status: number;
   body: unknown;
+  /** A finished future's result type, for a client that asks for it as protobuf (tinker/proto.ts). */
+  kind?: FutureKind;
 }
+
+type FutureKind = 'forward_backward' | 'sample';
 
 /**
  * What the Tinker routes need of the embedded backend (EmbeddedBackend has it). Declared here, as
@@ -78,6 +83,7 @@ interface TrainingModel {
 }
 
 interface Future {
+  kind?: FutureKind;
   done: boolean;
   result?: unknown;
   error?: string;
@@ -91,7 +97,7 @@ export class EmbeddedTinkerService {
   private readonly sessions = new Set<string>();
   private readonly models = new Map<string, TrainingModel>();
   private readonly futures = new Map<string, Future>();
-  private readonly byKey = new Map<string, { future_id: string; request_id: string; status: string }>();
+  private readonly byKey = new Map<string, Record<string, unknown>>();
   /** Sampling sessions (the official SDK samples through them): id → what they sample. */
   private readonly samplers = new Map<string, { base_model?: string | null; model_path?: string | null }>();
   /** Checkpoint names given to save_weights_for_sampler → the content-addressed version saved under them. */
@@ -123,6 +129,13 @@ export class EmbeddedTinkerService {
     if (method === 'GET' && (route === '/healthz' || route === '/health')) return ok({ status: 'ok' });
     if (method === 'GET' && route === '/get_server_capabilities')
       return ok({ supported_models: [{ model_name: 'embedded' }], whale: { update: 'full', resume_from_sampler_path: true } });
+    const sampler = method === 'GET' ? /^\/samplers\/([A-Za-z0-9_-]+)$/.exec(route) : null;
+    if (sampler) {
+      // SDK >= 0.38 asks what a sampling session samples before it samples.
+      const s = this.samplers.get(sampler[1]);
+      if (!s) throw new TinkerHttpError(404, `sampling session ${sampler[1]} not found`);
+      return ok({ sampler_id: sampler[1], base_model: s.base_model ?? 'embedded', model_path: s.model_path ?? null });
+    }
     if (method !== 'POST') return undefined;
     switch (route) {
       case '/create_session': {
@@ -143,8 +156,9 @@ export class EmbeddedTinkerService {
         return ok({ type: 'create_sampling_session', sampling_session_id: id });
       }
       case '/client/config':
-        // The official SDK's first request (tinker >= 0.20); SkyRL answers the same.
-        return ok({ pjwt_auth_enabled: false });
+        // The official SDK's first request (tinker >= 0.20); SkyRL answers the same. Fwd/bwd chunks
+        // one at a time (a model's requests run in arrival order) and uncompressed (Node 20 has no zstd).
+        return ok({ pjwt_auth_enabled: false, parallel_fwdbwd_chunks: false, proto_compress_fwdbwd: false });
       case '/unload_model': {
         // Frees the training model once its queued requests have run (its saved versions stay samplable).
         const b = parse(GetInfoBody, body, route);
@@ -165,19 +179,27 @@ export class EmbeddedTinkerService {
         return ok({
           model_id: m.id,
           status: 'ready',
-          model_data: { base_model: m.baseModel, lora_config: null, model_name: m.baseModel },
+          // tokenizer_id: a local folder, so the SDK's get_tokenizer() loads it without the hub (hfTokenizerExport.ts)
+          model_data: {
+            base_model: m.baseModel,
+            lora_config: null,
+            model_name: m.baseModel,
+            tokenizer_id: writeHfTokenizer(m.tokenizer, m.model.config.contextLength, join(this.backend.store.dir, 'hf-tokenizer')),
+          },
           whale: { version: m.version, optimizer_steps: m.trainer.optimizerSteps },
         });
       }
       case '/create_model':
         return this.once(route, idempotencyKey, () => this.createModel(parse(CreateModelBody, body, route)));
+      case '/forward': // SDK <= 0.24: forward() has its own route and names its input forward_input
       case '/forward_backward': {
-        const b = parse(ForwardBackwardBody, body, route);
+        const raw = route === '/forward' && body && typeof body === 'object' ? (body as Record<string, unknown>) : undefined;
+        const b = parse(ForwardBackwardBody, raw ? { ...raw, forward_backward_input: raw.forward_input, forward_only: true } : body, route);
         const m = this.model(b.model_id);
         if (b.forward_backward_input.loss_fn !== 'cross_entropy')
           throw new TinkerHttpError(400, `loss_fn '${b.forward_backward_input.loss_fn}' is not supported by the embedded backend (only 'cross_entropy')`);
         const seqs = b.forward_backward_input.data.map((d, i) => toSequence(d, i));
-        return this.once(route, idempotencyKey, () => this.enqueue(m, () => this.forwardBackward(m, seqs)));
+        return this.once(route, idempotencyKey, () => this.enqueue(m, () => this.forwardBackward(m, seqs, b.forward_only ?? false), 'forward_backward'));
       }
       case '/optim_step': {
         const b = parse(OptimStepBody, body, route);
@@ -192,7 +214,12 @@ export class EmbeddedTinkerService {
       case '/asample':
       case '/sample': {
         const b = parse(SampleBody, body, route);
-        return this.once(route, idempotencyKey, () => this.future(this.sample(b)));
+        return this.once(route, idempotencyKey, () => {
+          const reply = this.future(this.sample(b), 'sample');
+          // SDK >= 0.38 takes each sequence's id from the submission (for stability tracking it never asks this server for).
+          (reply.body as Record<string, unknown>).sample_sequence_ids = Array.from({ length: b.num_samples }, () => `seq_${hex(6)}`);
+          return reply;
+        });
       }
       case '/retrieve_future':
         return this.retrieve(parse(RetrieveFutureBody, body, route).request_id);
@@ -238,10 +265,18 @@ export class EmbeddedTinkerService {
     return checkpoint;
   }
 
-  private forwardBackward(m: TrainingModel, seqs: WeightedSequence[]): unknown {
+  private forwardBackward(m: TrainingModel, seqs: WeightedSequence[], forwardOnly: boolean): unknown {
     // Per-target logprobs under the weights before this step, as Tinker answers them (the
     // cookbook computes its loss from them): one more forward pass, without gradients.
     const logprobs = seqs.map((q) => targetLogprobs(m.model, q.tokens));
+    const outputs = logprobs.map((data) => ({ logprobs: { data, dtype: 'float32', shape: [data.length] } }));
+    if (forwardOnly) {
+      // The SDK's forward(): the loss under the current weights, nothing accumulated.
+      const weights = seqs.map((q) => Array.from(q.weights).slice(1));
+      const loss = weights.reduce((sum, ws, i) => sum + ws.reduce((s, w, t) => s - w * (logprobs[i][t] ?? 0), 0), 0);
+      const tokens = weights.reduce((n, ws) => n + ws.filter((w) => w !== 0).length, 0);
+      return { loss_fn_output_type: 'cross_entropy', loss_fn_outputs: outputs, metrics: { 'loss:sum': loss, 'tokens:sum': tokens } };
+    }
     const { loss, tokens, grads } = computeGradients(m.model, seqs);
     if (!m.grads) m.grads = grads;
     else {
@@ -257,7 +292,7 @@ export class EmbeddedTinkerService {
     this.counters.forwardBackward++;
     return {
       loss_fn_output_type: 'cross_entropy',
-      loss_fn_outputs: logprobs.map((data) => ({ logprobs: { data, dtype: 'float32', shape: [data.length] } })),
+      loss_fn_outputs: outputs,
       metrics: { 'loss:sum': loss, 'tokens:sum': tokens },
     };
   }
@@ -333,18 +368,18 @@ export class EmbeddedTinkerService {
   }
 
   /** Runs `work` after the model's earlier requests (forward_backward → optim_step order matters). */
-  private enqueue(m: TrainingModel, work: () => unknown): TinkerReply {
+  private enqueue(m: TrainingModel, work: () => unknown, kind?: FutureKind): TinkerReply {
     const run = m.queue.then(async () => {
       await new Promise<void>((r) => setImmediate(r)); // let the HTTP reply go out first
       return work();
     });
     m.queue = run.catch(() => undefined);
-    return this.future(run);
+    return this.future(run, kind);
   }
 
-  private future(p: Promise<unknown>): TinkerReply {
+  private future(p: Promise<unknown>, kind?: FutureKind): TinkerReply {
     const id = String(this.nextRequest++);
-    const f: Future = { done: false, settled: Promise.resolve() };
+    const f: Future = { kind, done: false, settled: Promise.resolve() };
     f.settled = p.then(
       (r) => {
         f.done = true;
@@ -369,7 +404,7 @@ export class EmbeddedTinkerService {
       return ok(seen);
     }
     const reply = start();
-    if (reply.status === 200) this.byKey.set(k, reply.body as { future_id: string; request_id: string; status: string });
+    if (reply.status === 200) this.byKey.set(k, reply.body as Record<string, unknown>);
     return reply;
   }
 
@@ -383,7 +418,7 @@ export class EmbeddedTinkerService {
     }
     if (!f.done) return { status: 408, body: { detail: 'Timeout waiting for result' } };
     if (f.error !== undefined) return { status: 400, body: { detail: f.error } };
-    return ok(f.result);
+    return { status: 200, body: f.result, kind: f.kind };
   }
 
   private model(id: string): TrainingModel {

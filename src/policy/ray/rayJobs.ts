@@ -4,10 +4,14 @@
  * kept where Ray's routes have them.
  *
  * node:http, not fetch: Ray's dashboard refuses POST/PUT/DELETE that look like browser traffic, and
- * fetch always sends a `Sec-Fetch-Mode` header that it counts as such.
+ * fetch always sends a `Sec-Fetch-Mode` header that it counts as such. Behind HTTPS_PROXY/HTTP_PROXY
+ * (core/proxy.ts; NO_PROXY and loopback go direct) requests go through undici's `request` — not its
+ * fetch, so still no browser headers — with the same proxy agent the engine's fetch uses.
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import type { Dispatcher } from 'undici';
+import { proxyFromEnv, type ProxySettings } from '../../core/proxy.js';
 import { BackendHttpError } from '../remote/http.js';
 import { listFiles, packageName, zip } from './zipDir.js';
 
@@ -37,9 +41,29 @@ export class RayJobsClient {
   readonly baseUrl: string;
   private readonly timeoutMs: number;
 
-  constructor(dashboardUrl: string, opts: { timeoutMs?: number } = {}) {
+  private readonly proxy: ProxySettings | undefined;
+  private dispatcher: Dispatcher | undefined;
+
+  constructor(dashboardUrl: string, opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}) {
     this.baseUrl = dashboardUrl.replace(/\/+$/, '');
     this.timeoutMs = opts.timeoutMs ?? 60_000;
+    this.proxy = proxyFromEnv(opts.env);
+  }
+
+  /** One exchange through the environment's proxy agent (which itself sends NO_PROXY hosts direct). */
+  private async viaProxy(method: string, url: URL, headers: Record<string, string>, data: Buffer | undefined, timeoutMs: number) {
+    const { request, EnvHttpProxyAgent } = await import('undici');
+    const p = this.proxy!;
+    this.dispatcher ??= new EnvHttpProxyAgent({ httpProxy: p.httpProxy, httpsProxy: p.httpsProxy, noProxy: p.noProxy });
+    const r = await request(url, {
+      method: method as Dispatcher.HttpMethod,
+      headers,
+      body: data,
+      dispatcher: this.dispatcher,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    return { status: r.statusCode, text: await r.body.text() };
   }
 
   /** One request; connection failures are retried a few times (a dashboard restarting). */
@@ -50,8 +74,9 @@ export class RayJobsClient {
     if (data) headers['content-length'] = String(data.length);
     for (let attempt = 1; ; attempt++) {
       try {
+        const url = new URL(`${this.baseUrl}${path}`);
+        if (this.proxy) return await this.viaProxy(method, url, headers, data, timeoutMs);
         return await new Promise((resolve, reject) => {
-          const url = new URL(`${this.baseUrl}${path}`);
           const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method, headers, timeout: timeoutMs }, (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));

@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../core/atomic.js';
 import type { Capabilities, ChatRequest, ChatResult, PolicyBackend, TrainExample, TrainHyper, TrainResult } from '../types.js';
-import { JsonHttp, type HttpOptions } from './http.js';
+import { BackendHttpError, JsonHttp, type HttpOptions } from './http.js';
 
 export interface OpenAICompatibleOptions extends Omit<HttpOptions, 'baseUrl'> {
   /** Base URL ending in /v1 (as OpenAI clients take it). */
@@ -96,7 +96,10 @@ export class OpenAICompatibleBackend implements PolicyBackend {
       ...(this.probe.tokenIds ? { return_token_ids: true } : {}),
     };
     const json = await this.http.post('/chat/completions', body, { signal: req.signal });
-    return parseCompletion(json, version, `${this.http.baseUrl}/chat/completions`);
+    const r = parseCompletion(json, version, `${this.http.baseUrl}/chat/completions`);
+    // OpenAI and vLLM leave the matched stop string out of the text; transformers serve keeps it.
+    const kept = r.finishReason === 'stop' && r.completionTokenIds === undefined ? p.stop?.find((s) => s !== '' && r.text.endsWith(s)) : undefined;
+    return kept ? { ...r, text: r.text.slice(0, -kept.length) } : r;
   }
 
   /**
@@ -142,11 +145,23 @@ export async function probeServer(http: JsonHttp, o: { model: string; maxContext
     );
   }
   const listed = list?.data?.find((m) => m.id === o.model);
-  const json = await http.post(
-    '/chat/completions',
-    { model: o.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1, temperature: 0, logprobs: true, return_token_ids: true },
-    { retries: 1 },
-  );
+  // Servers that validate strictly refuse fields they do not know (transformers serve: 422 for
+  // return_token_ids): ask again without the extras, and the answer is the fallback.
+  const ask = (extras: Record<string, unknown>) =>
+    http.post('/chat/completions', { model: o.model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1, temperature: 0, ...extras }, { retries: 1 });
+  const refusedField = (e: unknown) => e instanceof BackendHttpError && (e.status === 400 || e.status === 422);
+  let json: unknown;
+  try {
+    json = await ask({ logprobs: true, return_token_ids: true });
+  } catch (e) {
+    if (!refusedField(e)) throw e;
+    try {
+      json = await ask({ logprobs: true });
+    } catch (e2) {
+      if (!refusedField(e2)) throw e2;
+      json = await ask({});
+    }
+  }
   const r = parseCompletion(json, o.model, `${http.baseUrl}/chat/completions`);
   const tokenIds = r.promptTokenIds !== undefined && r.completionTokenIds !== undefined;
   const logprobs = r.logprobs !== undefined && r.logprobs.length === r.usage.completionTokens;

@@ -37,6 +37,8 @@ export const CreateModelBody = z.object({
 export const GetInfoBody = z.object({ model_id: z.string() });
 export const ForwardBackwardBody = z.object({
   model_id: z.string(),
+  // The SDK's forward() (>= 0.25: forward_backward with forward_only); nothing is accumulated.
+  forward_only: z.boolean().optional(),
   forward_backward_input: z.object({ data: z.array(DatumSchema).min(1), loss_fn: z.string(), loss_fn_config: z.record(z.string(), z.number()).nullish() }),
 });
 export const AdamParamsSchema = z.object({
