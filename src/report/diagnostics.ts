@@ -3,8 +3,9 @@
 // (trajectory.diagnostics), aggregated per phase and split and per harness candidate. The paper reads
 // its regimes off such rates (truncation 95.8% → 30.8% on Math; retrieval accuracy 26.9% → 60.6% on
 // SearchQA); here they come from the trajectories the run's journal points at.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { JournalEntry } from '../archive/journal.js';
+import { forEachLineSync } from '../core/lineReader.js';
 
 /** The parts of a stored trajectory the diagnostics read (older records may lack some). */
 export interface DiagnosableTrajectory {
@@ -219,13 +220,13 @@ export function runDiagnostics(entries: readonly JournalEntry[], trajectoriesOf:
 export function readTrajectoriesFile(file: string): DiagnosableTrajectory[] {
   if (!existsSync(file)) return [];
   const out: DiagnosableTrajectory[] = [];
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    if (line.trim() === '') continue;
+  forEachLineSync(file, (line) => {
+    if (line.trim() === '') return;
     try {
       out.push(JSON.parse(line) as DiagnosableTrajectory);
     } catch {
       /* a line torn by a crash: the store cuts it off on its next write */
     }
-  }
+  });
   return out;
 }

@@ -21,7 +21,7 @@ import { smallProject } from '../support/smallProject.js';
 const dev = fileURLToPath(new URL('../../src/cli/dev.ts', import.meta.url));
 const tsx = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url));
 /** Signals sent before the run is left to finish (each costs a start-up and the unit in flight). */
-const SIGNALS = 10;
+const SIGNALS = 12;
 
 function project(): string {
   return smallProject('resume', {
@@ -30,7 +30,7 @@ function project(): string {
     evaluation: { k: 1, concurrency: 8 },
     rsft: { batchPrompts: 8, groupSize: 2, learningRate: 1e-3, minibatch: 8 },
     search: { candidatesPerRound: 2 },
-    schedule: { epochs: 0.5, iterations: 3, cycles: 1 },
+    schedule: { epochs: 0.5, iterations: 3, cycles: 2 },
     seed: 3,
   }).dir;
 }

@@ -13,6 +13,7 @@
  * .git), capped sizes. If the request carries a `validate` callback the candidate is validated at
  * once, and a failing one may be revised ONCE with the error in hand.
  */
+import { forEachLineSync } from '../../core/lineReader.js';
 import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, posix, sep } from 'node:path';
 import { runInNewContext } from 'node:vm';
@@ -490,14 +491,14 @@ export class ArchiveTools {
     const file = this.view.trajectoriesFile(s.keyHash);
     if (!existsSync(file)) throw new ToolError(`evaluation ${s.keyHash.slice(0, 12)} has no trajectories on disk`);
     const all: Trajectory[] = [];
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
-      if (!line.trim()) continue;
+    forEachLineSync(file, (line) => {
+      if (!line.trim()) return;
       try {
         all.push(JSON.parse(line) as Trajectory);
       } catch {
         // a line torn by a crash mid-write: the store cuts it off on its next append
       }
-    }
+    });
     const picked = all.filter(
       (t) =>
         t.split !== 'test' &&
