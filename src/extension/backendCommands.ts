@@ -2,7 +2,7 @@
 // engine as environment variables, never written to settings, the run store or logs), launch a
 // backend as a Ray job and stop it. Long work runs in the `whale` CLI, as everywhere else.
 import * as vscode from 'vscode';
-import { register, workspaceRoot } from './commands.js';
+import { register, workspaceRoot } from './commandRegistry.js';
 import { runEngine } from './engineProcess.js';
 import type { BackendHealthMonitor } from './backendHealth.js';
 import { backendTrustRefusal, keysForEngine } from './model/backendTrust.js';

@@ -15,9 +15,8 @@ import { engineEnv } from './proposerKey.js';
 import { PROVIDERS, type ApiKeys } from './secrets.js';
 import type { WhaleStatusBar } from './statusBar.js';
 import type { StoreMonitor } from './storeMonitor.js';
+import { register, type Handler } from './commandRegistry.js';
 import { currentProject, requireProject, requireTrust, type WhaleProject } from './workspaceProject.js';
-
-type Handler = (...args: unknown[]) => unknown;
 
 export interface CommandDeps {
   log: vscode.LogOutputChannel;
@@ -26,28 +25,6 @@ export interface CommandDeps {
   statusBar: WhaleStatusBar;
   keys: ApiKeys;
   research: ResearchCommands;
-}
-
-/** Every command is registered once, wrapped with logging, timing and an error message whose button opens the log. */
-export function register(context: vscode.ExtensionContext, log: vscode.LogOutputChannel, id: string, handler: Handler): void {
-  context.subscriptions.push(
-    vscode.commands.registerCommand(id, async (...args: unknown[]) => {
-      const started = Date.now();
-      log.info(`command ${id} started`);
-      try {
-        const r = await handler(...args);
-        log.info(`command ${id} finished in ${Date.now() - started} ms`);
-        return r;
-      } catch (e) {
-        log.error(`command ${id} failed after ${Date.now() - started} ms: ${(e as Error).stack ?? String(e)}`);
-        // Not awaited: the command settles now, whether or not anyone ever clicks the toast.
-        void vscode.window.showErrorMessage(`WHALE: ${(e as Error).message}`, 'Open Log').then((choice) => {
-          if (choice === 'Open Log') log.show();
-        });
-        return undefined;
-      }
-    }),
-  );
 }
 
 /** How long a stopping engine gets to reach its next safe point before it is terminated. */
@@ -61,11 +38,6 @@ function requireValidConfig(p: WhaleProject): void {
     throw new Error(
       `whale.config.json has ${problems.length} problem(s) (see the Problems panel), e.g. ${problems[0].field ? problems[0].field + ': ' : ''}${problems[0].message}`,
     );
-}
-
-/** The first workspace folder (commands that need a project; see workspaceProject.ts for the full one). */
-export function workspaceRoot(): string {
-  return requireProject().root;
 }
 
 export function registerCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {

@@ -10,7 +10,7 @@ import { indexJsonl } from '../archive/jsonlIndex.js';
 import { writeProposalSeed } from '../archive/proposalSeed.js';
 import { ResultStore } from '../archive/resultStore.js';
 import type { ArchiveTreeProvider } from './archiveView.js';
-import { register } from './commands.js';
+import { register } from './commandRegistry.js';
 import { runEngine } from './engineProcess.js';
 import { pickerItems, type CandidateNode } from './model/archiveModel.js';
 import { evaluationRollouts, phaseCandidates } from './model/evaluationRollouts.js';

@@ -4,7 +4,7 @@
 // dashboard. It only reads the run store, so it works in an untrusted workspace too.
 import * as vscode from 'vscode';
 import { RunStore } from '../../archive/runStore.js';
-import { register } from '../commands.js';
+import { register } from '../commandRegistry.js';
 import { runEngine } from '../engineProcess.js';
 
 export interface OpenedReport {

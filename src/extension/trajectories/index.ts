@@ -2,7 +2,7 @@
 // (`registerTrajectoryFeatures`). Everything here reads the run store; nothing runs harness code,
 // so it all works in an untrusted workspace too.
 import * as vscode from 'vscode';
-import { register } from '../commands.js';
+import { register } from '../commandRegistry.js';
 import { DashboardPanel, DASHBOARD_VIEW_TYPE } from '../dashboard/panel.js';
 import { registerReportCommand } from '../dashboard/reportCommand.js';
 import { Annotations, AnnotationsProvider } from './annotations.js';
