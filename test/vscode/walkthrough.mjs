@@ -656,7 +656,9 @@ function researcherSteps() {
       shot: 'walkthrough-progress.png',
       caption: "Welcome → Get started with WHALE in a project that has a run: the steps done are checked from the project's state, each with its picture",
       async run() {
-        await ui.palette('View: Hide Panel'); // the Comments panel of the note step: room for the page
+        // The Comments panel of the note step: room for the page. An earlier step may have hidden it
+        // already, and then the palette has no 'View: Hide Panel' to offer.
+        if (await page.locator('.part.panel').isVisible()) await ui.palette('View: Hide Panel');
         await ui.palette('Welcome: Open Walkthrough...');
         await ui.pick('Get started with WHALE');
         const steps = page.locator('.getting-started-step');
