@@ -29,7 +29,7 @@ import { DEFAULT_ADAM, minibatchPlan, rsftTokenWeights } from '../embedded/train
 import { BackendHttpError, type HttpOptions } from '../remote/http.js';
 import { loadChatTokenizer } from './chatTokenizer.js';
 import type { ChatTokenizer } from './chatTokenizerType.js';
-import { TinkerClient } from './client.js';
+import { TinkerClient, type TinkerWire } from './client.js';
 import { parseSamplerPath, type Datum } from './protocol.js';
 import { processAlive } from '../../core/processAlive.js';
 import { TinkerRecord } from './record.js';
@@ -55,6 +55,8 @@ export interface TinkerBackendOptions extends Omit<HttpOptions, 'baseUrl'> {
   heartbeatS?: number;
   /** Seed of the LoRA initialisation (default: the server picks one). */
   loraSeed?: number;
+  /** How forward_backward and its results travel (client.ts; default `auto`). */
+  wire?: TinkerWire;
 }
 
 interface LiveModel {
