@@ -13,11 +13,15 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SKYRL_VERSION="${SKYRL_VERSION:-0.3.0}"
 DIR="${WHALE_SKYRL_DIR:-$HOME/.cache/whale-ci/skyrl-$SKYRL_VERSION}"
-# SkyRL 0.4.0's tinker extra forgets aiohttp, which its API module imports.
-EXTRA=""
-[ "$SKYRL_VERSION" != "0.3.0" ] && EXTRA=" aiohttp"
 # uv and transformers pinned: `transformers serve` (the OpenAI-compatible server CI tests against) runs from this venv.
 PINS="uv==0.13.9 transformers==5.8.0"
+EXTRA=""
+if [ "$SKYRL_VERSION" != "0.3.0" ]; then
+  # SkyRL 0.4.0's tinker extra forgets aiohttp, which its API module imports; it needs tokenizers >= 0.23.1,
+  # which transformers 5.8.0 refuses (<= 0.23.0): its newest allowed transformers, 5.16.1.
+  EXTRA=" aiohttp"
+  PINS="uv==0.13.9 transformers==5.16.1"
+fi
 STAMP="skyrl[tinker,jax]==$SKYRL_VERSION $PINS$EXTRA"
 MODEL_STAMP="tiny-qwen3-v2"
 say() { echo "[skyrl-setup] $*" >&2; }

@@ -60,6 +60,12 @@ const TinkerBackendSchema = z
     tokenizer: z.string().default('embedded').describe("'embedded' (whale serve) or a path to a tokenizer.json (+ tokenizer_config.json beside it)"),
     loraRank: z.number().int().positive().default(32),
     apiKeyEnv: z.string().optional(),
+    wire: z
+      .enum(['auto', 'json', 'protobuf'])
+      .default('auto')
+      .describe(
+        "how forward_backward and its results travel: 'protobuf' (tinker SDK >= 0.25: SkyRL >= 0.4, hosted Tinker), 'json' (SkyRL 0.3.0); 'auto' asks client/config and switches on a 415",
+      ),
     ...RemoteCallSchema.shape,
   })
   .strict();

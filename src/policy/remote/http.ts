@@ -71,12 +71,16 @@ export class JsonHttp {
 
   /**
    * One logical call. A POST carries an `Idempotency-Key` (the caller's, or a fresh one shared by
-   * all attempts), so a server that dedups by key applies a retried request once.
+   * all attempts), so a server that dedups by key applies a retried request once. A `Uint8Array`
+   * body is sent as is (with `opts.contentType`); a successful `application/x-protobuf` reply is
+   * answered as its bytes (a `Uint8Array`), for the caller to decode (tinker/proto.ts).
    */
   async call(method: string, path: string, body: unknown, opts: CallOptions = {}): Promise<unknown> {
     const url = `${this.baseUrl}${path}`;
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    const binary = body instanceof Uint8Array;
+    const headers: Record<string, string> = { accept: opts.accept ?? 'application/json' };
+    if (body !== undefined) headers['content-type'] = binary ? (opts.contentType ?? 'application/octet-stream') : 'application/json';
+    if (binary && opts.contentEncoding) headers['content-encoding'] = opts.contentEncoding;
     if (this.o.apiKeyEnv) headers.authorization = `Bearer ${process.env[this.o.apiKeyEnv] ?? ''}`;
     if (method !== 'GET') headers['idempotency-key'] = opts.idempotencyKey ?? randomUUID();
     const timeoutMs = opts.timeoutMs ?? this.o.timeoutMs;
@@ -90,7 +94,8 @@ export class JsonHttp {
       let reason: string;
       let unreachable = false;
       try {
-        const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+        const res = await fetch(url, { method, headers, body: body === undefined ? undefined : binary ? body : JSON.stringify(body), signal });
+        if (res.ok && /application\/x-protobuf/i.test(res.headers.get('content-type') ?? '')) return new Uint8Array(await res.arrayBuffer());
         const text = await res.text();
         const json = parseJson(text);
         if (res.ok) return json;
@@ -140,6 +145,12 @@ export interface CallOptions {
   onlyUnsent?: boolean;
   /** This call's outage window (default: the client's). */
   outageMs?: number;
+  /** The `Accept` header (default `application/json`). */
+  accept?: string;
+  /** The `Content-Type` of a `Uint8Array` body (default `application/octet-stream`). */
+  contentType?: string;
+  /** The `Content-Encoding` of a `Uint8Array` body (e.g. `zstd`). */
+  contentEncoding?: string;
 }
 
 function parseJson(text: string): unknown {

@@ -29,7 +29,7 @@ import { DEFAULT_ADAM, minibatchPlan, rsftTokenWeights } from '../embedded/train
 import { BackendHttpError, type HttpOptions } from '../remote/http.js';
 import { loadChatTokenizer } from './chatTokenizer.js';
 import type { ChatTokenizer } from './chatTokenizerType.js';
-import { TinkerClient } from './client.js';
+import { TinkerClient, type TinkerWire } from './client.js';
 import { parseSamplerPath, type Datum } from './protocol.js';
 import { processAlive } from '../../core/processAlive.js';
 import { TinkerRecord } from './record.js';
@@ -55,6 +55,8 @@ export interface TinkerBackendOptions extends Omit<HttpOptions, 'baseUrl'> {
   heartbeatS?: number;
   /** Seed of the LoRA initialisation (default: the server picks one). */
   loraSeed?: number;
+  /** How forward_backward and its results travel (client.ts; default `auto`). */
+  wire?: TinkerWire;
 }
 
 interface LiveModel {
@@ -296,8 +298,10 @@ export class TinkerBackend implements PolicyBackend {
         `${this.o.baseUrl} cannot put version ${version} back: no training checkpoint of it is recorded in ${this.record?.dir ?? 'the run store (no store given)'} (it was trained elsewhere, or by a WHALE before checkpoints were recorded)`,
       );
     }
-    const m = this.live ?? (await this.createLive(this.o.baseModel, UNKNOWN));
-    m.holds = UNKNOWN;
+    // load_weights only as a model's first request: SkyRL >= 0.4 (as the Tinker service) refuses it on a
+    // model that has served anything ("LoadWeights is not permitted with seq_id N"), so a fresh model.
+    await this.unloadLive();
+    const m = await this.createLive(this.o.baseModel, UNKNOWN);
     await this.client.loadWeights(m.modelId, rec.weights);
     m.holds = version;
     return m;

@@ -7,13 +7,30 @@
  * (even after a client restart) is recognised by a server that dedups.
  */
 import { randomUUID } from 'node:crypto';
+import * as zlib from 'node:zlib';
 import { BackendHttpError, JsonHttp, type HttpOptions } from '../remote/http.js';
+import { decodeForwardBackwardOutput, decodeSampleResponse, encodeForwardBackwardRequest } from './proto.js';
 import { API, type AdamParams, type Datum, type ForwardBackwardOutput, type FutureResponse, type SampleOutput, type SamplingParams } from './protocol.js';
+
+/**
+ * How forward_backward and its results travel. `json`: the dialect of tinker SDK <= 0.24 (SkyRL
+ * 0.3.0). `protobuf`: what SDK >= 0.25 sends (SkyRL >= 0.4 and hosted Tinker refuse a JSON
+ * forward_backward with 415). `auto` (default): protobuf when the server's `client/config` answers
+ * the 0.25+ flags (`proto_compress_fwdbwd`), else JSON, switching to protobuf on a 415; results are
+ * asked for as protobuf (`Accept`, as the SDK asks) and read as whichever the server answers.
+ */
+export type TinkerWire = 'auto' | 'json' | 'protobuf';
 
 export interface TinkerClientOptions extends HttpOptions {
   /** How long to wait for one future before giving up (default 30 min: a training step on a big model is slow). */
   futureTimeoutMs?: number;
+  /** The forward_backward encoding (default `auto`). */
+  wire?: TinkerWire;
 }
+
+const PROTOBUF = 'application/x-protobuf';
+/** Node >= 22.15 has zstd; on older Node a body the server would like compressed goes uncompressed (Content-Encoding says which). */
+const zstdCompress = (zlib as { zstdCompressSync?: (b: Uint8Array) => Buffer }).zstdCompressSync;
 
 export interface TrainCallOptions {
   /** The idempotency key (stable across retries and restarts, for a server that dedups by it). */
@@ -30,10 +47,37 @@ export interface TrainCallOptions {
 export class TinkerClient {
   readonly http: JsonHttp;
   private readonly futureTimeoutMs: number;
+  private readonly wire: TinkerWire;
+  /** The forward_backward encoding this server takes, once known (`auto`: asked on first use). */
+  private fwdBwd?: Promise<{ wire: 'json' | 'protobuf'; compress: boolean }>;
 
   constructor(o: TinkerClientOptions) {
     this.http = new JsonHttp(o);
     this.futureTimeoutMs = o.futureTimeoutMs ?? 30 * 60_000;
+    this.wire = o.wire ?? 'auto';
+    if (this.wire !== 'auto') this.fwdBwd = Promise.resolve({ wire: this.wire, compress: false });
+  }
+
+  /** The encoding forward_backward uses against this server (`auto`: asked of `client/config` once). */
+  async forwardBackwardWire(): Promise<'json' | 'protobuf'> {
+    return (await this.fwdBwdConfig()).wire;
+  }
+
+  private fwdBwdConfig(): Promise<{ wire: 'json' | 'protobuf'; compress: boolean }> {
+    this.fwdBwd ??= this.http.post(`${API}/client/config`, { sdk_version: 'whale-ts' }, { retries: 2 }).then(
+      (c) => {
+        const flags = (c ?? {}) as { proto_compress_fwdbwd?: unknown };
+        return typeof flags.proto_compress_fwdbwd === 'boolean'
+          ? { wire: 'protobuf' as const, compress: flags.proto_compress_fwdbwd }
+          : { wire: 'json' as const, compress: false };
+      },
+      (e: unknown) => {
+        if (e instanceof BackendHttpError && e.status === 404) return { wire: 'json' as const, compress: false };
+        this.fwdBwd = undefined; // ask again next time: the server may be down
+        throw e;
+      },
+    );
+    return this.fwdBwd;
   }
 
   async capabilities(): Promise<{ supported_models: { model_name: string }[]; whale?: { update?: string; resume_from_sampler_path?: boolean } }> {
@@ -82,11 +126,22 @@ export class TinkerClient {
   }
 
   async forwardBackward(modelId: string, data: Datum[], opts: TrainCallOptions): Promise<ForwardBackwardOutput> {
-    return (await this.submit(
-      `${API}/forward_backward`,
-      { model_id: modelId, forward_backward_input: { data, loss_fn: 'cross_entropy' } },
-      opts,
-    )) as ForwardBackwardOutput;
+    const body = { model_id: modelId, forward_backward_input: { data, loss_fn: 'cross_entropy' } };
+    const config = await this.fwdBwdConfig();
+    if (config.wire === 'json') {
+      try {
+        return (await this.submit(`${API}/forward_backward`, body, opts, decodeForwardBackwardOutput)) as ForwardBackwardOutput;
+      } catch (e) {
+        // 415: the server wants protobuf (SkyRL >= 0.4) and did not take the request, so resending it applies it once.
+        if (!(this.wire === 'auto' && e instanceof BackendHttpError && e.status === 415)) throw e;
+        this.fwdBwd = Promise.resolve({ wire: 'protobuf', compress: false });
+      }
+    }
+    let bytes: Uint8Array = encodeForwardBackwardRequest(body);
+    const compressed = config.compress && zstdCompress !== undefined;
+    if (compressed) bytes = new Uint8Array(zstdCompress(bytes));
+    const headers = { contentType: PROTOBUF, ...(compressed ? { contentEncoding: 'zstd' } : {}) };
+    return (await this.submit(`${API}/forward_backward`, bytes, { ...opts, ...headers }, decodeForwardBackwardOutput)) as ForwardBackwardOutput;
   }
 
   async optimStep(modelId: string, adam: AdamParams, opts: TrainCallOptions): Promise<{ metrics?: Record<string, number> | null }> {
@@ -112,7 +167,7 @@ export class TinkerClient {
       sampling_params: params,
       ...('modelPath' in source ? { model_path: source.modelPath } : { base_model: source.baseModel }),
     };
-    return (await this.submit(`${API}/asample`, body, { signal: opts.signal })) as SampleOutput;
+    return (await this.submit(`${API}/asample`, body, { signal: opts.signal }, decodeSampleResponse)) as SampleOutput;
   }
 
   /**
@@ -121,28 +176,55 @@ export class TinkerClient {
    * same key (a training request then meets the restart's own 404 for its model, which the backend
    * handles).
    */
-  private async submit(path: string, body: unknown, opts: TrainCallOptions): Promise<unknown> {
+  private async submit(
+    path: string,
+    body: unknown,
+    opts: TrainCallOptions & { contentType?: string; contentEncoding?: string },
+    decode?: (b: Uint8Array) => unknown,
+  ): Promise<unknown> {
     const idempotencyKey = opts.key ?? randomUUID();
     const signal = opts.signal;
+    const encoding = { contentType: opts.contentType, contentEncoding: opts.contentEncoding };
     for (let attempt = 1; ; attempt++) {
-      const f = (await this.http.post(path, body, { idempotencyKey, signal, ...(opts.noRetry ? { retries: 0, onlyUnsent: true } : {}) })) as FutureResponse;
+      const f = (await this.http.post(path, body, {
+        idempotencyKey,
+        signal,
+        ...encoding,
+        ...(opts.noRetry ? { retries: 0, onlyUnsent: true } : {}),
+      })) as FutureResponse;
       if (!f || typeof f.request_id !== 'string')
         throw new Error(`${this.http.baseUrl}${path}: expected {request_id, future_id}, got ${JSON.stringify(f)?.slice(0, 200)}`);
       try {
-        return await this.retrieve(f.request_id, signal);
+        return await this.retrieve(f.request_id, signal, decode);
       } catch (e) {
         if (opts.noRetry || !(e instanceof BackendHttpError && e.status === 404 && /future/i.test(e.message)) || attempt >= 3) throw e;
       }
     }
   }
 
-  /** Polls retrieve_future: a 408 means "not ready yet" (the server waited as long as it will). */
-  async retrieve(requestId: string, signal?: AbortSignal): Promise<unknown> {
+  /**
+   * Polls retrieve_future: a 408 means "not ready yet" (the server waited as long as it will).
+   * With `decode` (a sample or forward_backward result) the result is asked for as protobuf, as the
+   * SDK asks (unless the wire is `json`), and a protobuf answer is decoded by it.
+   */
+  async retrieve(requestId: string, signal?: AbortSignal, decode?: (b: Uint8Array) => unknown): Promise<unknown> {
     const deadline = Date.now() + this.futureTimeoutMs;
+    const accept = decode && this.wire !== 'json' ? PROTOBUF : undefined;
     let serverErrors = 0;
     for (;;) {
       try {
-        return await this.http.post(`${API}/retrieve_future`, { request_id: requestId }, { retries: 0, signal, idempotencyKey: `retrieve-${requestId}` });
+        const r = await this.http.post(
+          `${API}/retrieve_future`,
+          { request_id: requestId },
+          { retries: 0, signal, idempotencyKey: `retrieve-${requestId}`, accept },
+        );
+        if (!(r instanceof Uint8Array)) return r;
+        if (!decode) throw new Error(`${this.http.baseUrl}: future ${requestId} answered a protobuf body where JSON was expected`);
+        try {
+          return decode(r);
+        } catch (e) {
+          throw new Error(`${this.http.baseUrl}: the protobuf result of future ${requestId} cannot be read: ${(e as Error).message}`);
+        }
       } catch (e) {
         if (!(e instanceof BackendHttpError)) throw e;
         // 5xx while polling: the answer may still come (the request itself was accepted).

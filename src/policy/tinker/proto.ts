@@ -8,6 +8,9 @@
  * A hand-written wire codec (varints, length-delimited fields, fixed64) rather than a protobuf
  * library: four messages, no code generation step, no new dependency. A decoded request is the
  * JSON body the SDK's older versions send, so one validation path (protocol.ts) serves both.
+ *
+ * WHALE's own client (client.ts) uses the mirror functions: it encodes its forward_backward request
+ * and decodes the two results, for servers that refuse JSON there (SkyRL >= 0.4, hosted Tinker).
  */
 
 /** Thrown for a body that is not the message it claims to be; the server answers 400 with it. */
@@ -206,6 +209,11 @@ class Writer {
     out.push(Number(x));
     this.parts.push(Uint8Array.from(out));
   }
+  /** A bare varint, for packed repeated fields. */
+  rawVarint(v: number): this {
+    this.varint(v);
+    return this;
+  }
   uint(no: number, v: number): this {
     this.varint((no << 3) | WIRE_VARINT);
     this.varint(v);
@@ -266,4 +274,145 @@ export function encodeSampleResponse(out: { sequences: { tokens: number[]; logpr
     w.bytes(1, seq.finish());
   }
   return w.finish();
+}
+
+/** A tensor the client sends: numbers with their dtype (`int64` or `float32`, as the SDK sends them). */
+function encodeTensor(t: { data: readonly number[]; dtype?: string; shape?: readonly number[] }, what: string): Uint8Array {
+  const dtype = t.dtype ?? (t.data.every(Number.isInteger) ? 'int64' : 'float32');
+  if (dtype !== 'int64' && dtype !== 'float32') throw new ProtoError(`${what}: dtype ${dtype} has no protobuf encoding here (int64 or float32)`);
+  const w = new Writer().bytes(1, dtype === 'int64' ? i64(t.data) : f32(t.data)).uint(3, dtype === 'int64' ? DTYPE.int64 : DTYPE.float32);
+  const shape = t.shape ?? [t.data.length];
+  const packed = new Writer();
+  for (const n of shape) packed.rawVarint(n);
+  return w.bytes(4, packed.finish()).finish();
+}
+
+/**
+ * The JSON `forward_backward` body → `tinker_public.ForwardBackwardRequest`, as the SDK's
+ * request_conv writes it (tokens as packed int32, tensors dense little-endian). The inverse of
+ * decodeForwardBackwardRequest.
+ */
+export function encodeForwardBackwardRequest(body: {
+  model_id: string;
+  seq_id?: number;
+  forward_only?: boolean;
+  forward_backward_input: {
+    data: readonly { model_input: { chunks: readonly { type?: string; tokens: readonly number[] }[] }; loss_fn_inputs: Record<string, unknown> }[];
+    loss_fn: string;
+    loss_fn_config?: Record<string, number> | null;
+  };
+}): Uint8Array {
+  const what = 'ForwardBackwardRequest';
+  const w = new Writer().string(1, body.model_id);
+  if (body.seq_id) w.uint(2, body.seq_id);
+  body.forward_backward_input.data.forEach((d, i) => {
+    const datum = new Writer();
+    for (const c of d.model_input.chunks) {
+      if (c.type !== undefined && c.type !== 'encoded_text')
+        throw new ProtoError(`${what}.data[${i}]: chunk type ${c.type} is not supported (encoded_text only)`);
+      datum.bytes(1, new Writer().bytes(1, new Writer().bytes(1, i32(c.tokens)).finish()).finish());
+    }
+    for (const [k, v] of Object.entries(d.loss_fn_inputs)) {
+      if (v === undefined) continue;
+      const where = `${what}.data[${i}].loss_fn_inputs.${k}`;
+      datum.bytes(
+        2,
+        new Writer()
+          .string(1, k)
+          .bytes(2, encodeTensor(v as { data: number[]; dtype?: string; shape?: number[] }, where))
+          .finish(),
+      );
+    }
+    w.bytes(3, datum.finish());
+  });
+  w.string(4, body.forward_backward_input.loss_fn);
+  for (const [k, v] of Object.entries(body.forward_backward_input.loss_fn_config ?? {})) w.bytes(5, new Writer().string(1, k).double(2, v).finish());
+  if (body.forward_only) w.uint(6, 1);
+  return w.finish();
+}
+
+/** A `BatchedTensor` split back into its datums by byte offsets (the inverse of encodeForwardBackwardOutput's packing). */
+function batchedTensor(b: Uint8Array, what: string): { dtype: string; data: number[] }[] {
+  let data: Uint8Array = new Uint8Array();
+  let offsets: number[] = [];
+  let dtype = DTYPE.float32 as number;
+  for (const f of fields(b, what)) {
+    if (f.no === 1) data = bytesOf(f, `${what}.data`);
+    else if (f.no === 2) offsets = unpack(bytesOf(f, `${what}.offsets`), DTYPE.int64, `${what}.offsets`);
+    else if (f.no === 3) dtype = num(f, `${what}.dtype`);
+  }
+  if (!DTYPE_NAME[dtype]) throw new ProtoError(`${what}: unknown dtype ${dtype}`);
+  const out: { dtype: string; data: number[] }[] = [];
+  for (let i = 0; i + 1 < offsets.length; i++) {
+    const [from, to] = [offsets[i], offsets[i + 1]];
+    if (from < 0 || to < from || to > data.length) throw new ProtoError(`${what}: offsets ${from}..${to} lie outside its ${data.length} bytes`);
+    out.push({ dtype: DTYPE_NAME[dtype], data: unpack(data.subarray(from, to), dtype, `${what}[${i}]`) });
+  }
+  return out;
+}
+
+/**
+ * `tinker_public.ForwardBackwardOutput` → the JSON result: one `{field: {data, dtype}}` per datum
+ * (fields of every ArrayRecord, records in order), and the metrics.
+ */
+export function decodeForwardBackwardOutput(b: Uint8Array): {
+  loss_fn_output_type: string;
+  loss_fn_outputs: Record<string, { data: number[]; dtype: string }>[];
+  metrics: Record<string, number>;
+} {
+  const what = 'ForwardBackwardOutput';
+  let type = '';
+  const outputs: Record<string, { data: number[]; dtype: string }>[] = [];
+  const metrics: Record<string, number> = {};
+  for (const f of fields(b, what)) {
+    if (f.no === 1) type = str(f, `${what}.loss_fn_output_type`);
+    else if (f.no === 2) {
+      const where = `${what}.loss_fn_outputs`;
+      let n = 0;
+      const perField: [string, { dtype: string; data: number[] }[]][] = [];
+      for (const r of fields(bytesOf(f, where), where)) {
+        if (r.no === 2) {
+          const e = mapEntry(bytesOf(r, `${where}.fields`), `${where}.fields`);
+          if (e.value) perField.push([e.key, batchedTensor(bytesOf(e.value, `${where}.${e.key}`), `${where}.${e.key}`)]);
+        } else if (r.no === 3) n = num(r, `${where}.num_datums`);
+      }
+      const start = outputs.length;
+      for (let i = 0; i < n; i++) outputs.push({});
+      for (const [name, per] of perField) {
+        if (per.length !== n) throw new ProtoError(`${where}.${name}: ${per.length} datums, but the record holds ${n}`);
+        per.forEach((t, i) => (outputs[start + i][name] = t));
+      }
+    } else if (f.no === 3) {
+      const e = mapEntry(bytesOf(f, `${what}.metrics`), `${what}.metrics`);
+      metrics[e.key] = e.value ? dbl(e.value, `${what}.metrics.${e.key}`) : 0;
+    }
+  }
+  return { loss_fn_output_type: type, loss_fn_outputs: outputs, metrics };
+}
+
+/** `tinker_public.SampleResponse` → the JSON result (stop reasons as the SDK names them; NaN prompt logprobs as null). */
+export function decodeSampleResponse(b: Uint8Array): {
+  sequences: { tokens: number[]; logprobs: number[]; stop_reason: 'stop' | 'length' }[];
+  prompt_logprobs?: (number | null)[];
+} {
+  const what = 'SampleResponse';
+  const sequences: { tokens: number[]; logprobs: number[]; stop_reason: 'stop' | 'length' }[] = [];
+  let prompt: (number | null)[] | undefined;
+  for (const f of fields(b, what)) {
+    if (f.no === 1) {
+      const where = `${what}.sequences[${sequences.length}]`;
+      const seq = { tokens: [] as number[], logprobs: [] as number[], stop_reason: 'stop' as 'stop' | 'length' };
+      for (const s of fields(bytesOf(f, where), where)) {
+        if (s.no === 1) {
+          const reason = num(s, `${where}.stop_reason`);
+          if (reason !== 0 && reason !== 1) throw new ProtoError(`${where}.stop_reason: unknown value ${reason}`);
+          seq.stop_reason = reason === 1 ? 'length' : 'stop';
+        } else if (s.no === 2) seq.tokens = unpack(bytesOf(s, `${where}.tokens`), DTYPE.int32, `${where}.tokens`);
+        else if (s.no === 3) seq.logprobs = unpack(bytesOf(s, `${where}.logprobs`), DTYPE.float32, `${where}.logprobs`);
+      }
+      sequences.push(seq);
+    } else if (f.no === 2)
+      prompt = unpack(bytesOf(f, `${what}.prompt_logprobs`), DTYPE.float32, `${what}.prompt_logprobs`).map((x) => (Number.isNaN(x) ? null : x));
+  }
+  return { sequences, ...(prompt ? { prompt_logprobs: prompt } : {}) };
 }
