@@ -26,12 +26,12 @@ import {
   splitSeed,
   generatedTaskId,
 } from './common.js';
-import { searchTool } from './kbqa.js';
+import { drawKb, searchTool } from './kbqa.js';
 import { type Fact, normaliseAnswer, parseAction } from './text.js';
 import { materialiseSync } from './definition.js';
 import { defineDomain, type RolloutView, type TaskInput } from './sdk.js';
 import type { Diagnostics, Domain, Json, Split, Task } from './types.js';
-import { ATTRIBUTES, ENTITY_ATTRIBUTES, NAMES, VALUES, VALUE_ATTRIBUTES, type ValueAttribute } from './vocab.js';
+import { VALUES, VALUE_ATTRIBUTES, type ValueAttribute } from './vocab.js';
 
 export const KBCHAIN_ID = 'kbchain';
 const KBCHAIN_SIZES: Record<Split, number> = { weight: 4096, harness: 256, val: 256, test: 512 };
@@ -73,33 +73,7 @@ export function parseKbchainQuestion(text: string): { attribute: string; relatio
 
 /** A fresh random knowledge base (few values per attribute) and a 1- or 2-hop question over it. */
 export function generateKbchainTask(rng: Rng, id: string, split: Split): Task {
-  const names = rng.sample(NAMES, KBCHAIN_ENTITIES);
-  const hops = rng.chance(0.5) ? 2 : 1;
-  const asked = rng.pick(VALUE_ATTRIBUTES);
-  const relation = hops === 2 ? rng.pick(ENTITY_ATTRIBUTES) : undefined;
-  const [start, second] = names;
-  const target = hops === 2 ? second : start;
-  const attrsOf = new Map<string, string[]>();
-  for (const n of names) {
-    const forced: string[] = [];
-    if (n === start && relation) forced.push(relation);
-    if (n === target) forced.push(asked);
-    const rest = rng.shuffle(ATTRIBUTES.filter((a) => !forced.includes(a)));
-    attrsOf.set(n, [...forced, ...rest].slice(0, KBCHAIN_FACTS_PER_ENTITY));
-  }
-  const facts: Fact[] = [];
-  let answer = '';
-  for (const n of names) {
-    for (const a of attrsOf.get(n)!) {
-      let v: string;
-      if (n === start && a === relation) v = second;
-      else if ((ENTITY_ATTRIBUTES as readonly string[]).includes(a)) v = rng.pick(names.filter((m) => m !== n));
-      else v = rng.pick(KBCHAIN_VALUES[a as ValueAttribute]);
-      if (n === target && a === asked) answer = v;
-      facts.push([n, a, v]);
-    }
-  }
-  rng.shuffle(facts);
+  const { facts, answer, hops, asked, start, relation, target } = drawKb(rng, KBCHAIN_ENTITIES, KBCHAIN_FACTS_PER_ENTITY, KBCHAIN_VALUES);
   const priv: KbchainPrivate = { answer, facts, hops, target, attribute: asked };
   return { id, split, public: { id, question: kbchainQuestion(asked, start, relation), meta: { hops } }, private: priv as unknown as Json };
 }

@@ -37,22 +37,33 @@ export interface KbqaPrivate {
   hops: number;
 }
 
-/** A fresh random knowledge base and a 1- or 2-hop question over it. */
-export function generateKbqaTask(rng: Rng, id: string, split: Split): Task {
-  const names = rng.sample(NAMES, KB_ENTITIES);
+/** A fresh knowledge base and the 1- or 2-hop question drawn over it (kbqa's and kbchain's). */
+interface KbDraw {
+  facts: Fact[];
+  answer: string;
+  hops: 1 | 2;
+  /** The attribute asked about, of `target`. */
+  asked: ValueAttribute;
+  start: string;
+  relation: (typeof ENTITY_ATTRIBUTES)[number] | undefined;
+  target: string;
+}
+
+/** Draws `entities` entities with `factsPerEntity` distinct attributes each (the needed ones forced in), values from `values`. */
+export function drawKb(rng: Rng, entities: number, factsPerEntity: number, values: Readonly<Record<ValueAttribute, readonly string[]>>): KbDraw {
+  const names = rng.sample(NAMES, entities);
   const hops = rng.chance(0.5) ? 2 : 1;
   const asked = rng.pick(VALUE_ATTRIBUTES);
   const relation = hops === 2 ? rng.pick(ENTITY_ATTRIBUTES) : undefined;
   const [start, second] = names;
   const target = hops === 2 ? second : start;
-  // Attributes per entity: 3 distinct of the 6, the needed ones forced in.
   const attrsOf = new Map<string, string[]>();
   for (const n of names) {
     const forced: string[] = [];
     if (n === start && relation) forced.push(relation);
     if (n === target) forced.push(asked);
     const rest = rng.shuffle(ATTRIBUTES.filter((a) => !forced.includes(a)));
-    attrsOf.set(n, [...forced, ...rest].slice(0, FACTS_PER_ENTITY));
+    attrsOf.set(n, [...forced, ...rest].slice(0, factsPerEntity));
   }
   const facts: Fact[] = [];
   let answer = '';
@@ -61,12 +72,19 @@ export function generateKbqaTask(rng: Rng, id: string, split: Split): Task {
       let v: string;
       if (n === start && a === relation) v = second;
       else if ((ENTITY_ATTRIBUTES as readonly string[]).includes(a)) v = rng.pick(names.filter((m) => m !== n));
-      else v = rng.pick(VALUES[a as ValueAttribute]);
+      else v = rng.pick(values[a as ValueAttribute]);
       if (n === target && a === asked) answer = v;
       facts.push([n, a, v]);
     }
   }
   rng.shuffle(facts);
+  return { facts, answer, hops, asked, start, relation, target };
+}
+
+/** A fresh random knowledge base and a 1- or 2-hop question over it. */
+export function generateKbqaTask(rng: Rng, id: string, split: Split): Task {
+  // Attributes per entity: 3 distinct of the 6, the needed ones forced in.
+  const { facts, answer, hops, asked, start, relation } = drawKb(rng, KB_ENTITIES, FACTS_PER_ENTITY, VALUES);
   const question = kbqaQuestion(asked, start, relation);
   const priv: KbqaPrivate = { answer, facts, hops };
   return { id, split, public: { id, question, meta: { hops } }, private: priv as unknown as Json };
