@@ -228,6 +228,9 @@ export function warmWorkersSupported(): boolean {
   if (warmProbe !== undefined) return warmProbe;
   // Inside an Electron runtime (an editor's, as Node) the probe would start the editor: no warm processes there.
   if (process.versions.electron) return (warmProbe = false);
+  // Only on Node 20, where the pool is tested: Node 24 passed this probe, then crashed in the real
+  // limits (SIGTRAP in WorkerThreadData, in the VS Code test rig), so every rollout there failed.
+  if (process.versions.node.split('.')[0] !== '20') return (warmProbe = false);
   const flag = permissionFlag();
   const code = `const { Worker } = require('node:worker_threads');
 const w = new Worker("const p = process.permission; require('node:worker_threads').parentPort.postMessage(!!p && !p.has('worker') && !p.has('child') && !p.has('fs.write'))", { eval: true, execArgv: [${JSON.stringify(flag)}, '--no-warnings'] });
