@@ -185,17 +185,19 @@ export function chooseNetwork(requested: 'auto' | NetworkIsolation, caps: Sandbo
   return requested;
 }
 
+/**
+ * Node under the permission model with read access to the candidate's folder, its bundle and the
+ * bootstrap only. No write, no child processes, no workers, no addons, no WASI, no inspector (all
+ * refused by the permission model). One flag per path: Node 20.20 reads a comma in the value as part of the path.
+ */
+function readOnlyNode(o: { dir: string; bootstrap: string; bundle: string }): string[] {
+  return [process.execPath, permissionFlag(), `--allow-fs-read=${o.dir}`, `--allow-fs-read=${o.bundle}`, `--allow-fs-read=${o.bootstrap}`];
+}
+
 export function planNodeWorker(o: { dir: string; bootstrap: string; bundle: string; limits: SandboxLimits; network: NetworkIsolation }): SpawnPlan {
   const caps = sandboxCapabilities();
   const node = [
-    process.execPath,
-    permissionFlag(),
-    // Read access: the candidate's folder, its bundle and the bootstrap. No write, no child
-    // processes, no workers, no addons, no WASI, no inspector (all refused by the permission model).
-    // One flag per path: Node 20.20 reads a comma in the value as part of the path.
-    `--allow-fs-read=${o.dir}`,
-    `--allow-fs-read=${o.bundle}`,
-    `--allow-fs-read=${o.bootstrap}`,
+    ...readOnlyNode(o),
     `--max-old-space-size=${o.limits.memoryMb}`,
     '--no-warnings', // the permission model's ExperimentalWarning would otherwise open every stderr
     o.bootstrap,
@@ -270,11 +272,7 @@ export const WARM_RETIRE_CPU_MS = 30_000;
 export function planNodeHost(o: { dir: string; bootstrap: string; bundle: string; limits: SandboxLimits; network: NetworkIsolation }): SpawnPlan {
   const caps = sandboxCapabilities();
   const node = [
-    process.execPath,
-    permissionFlag(),
-    `--allow-fs-read=${o.dir}`,
-    `--allow-fs-read=${o.bundle}`,
-    `--allow-fs-read=${o.bootstrap}`,
+    ...readOnlyNode(o),
     '--allow-fs-read=/proc/self/fd',
     '--allow-worker',
     '--no-warnings',
