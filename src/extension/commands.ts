@@ -395,7 +395,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
         .then((c) => {
           if (c) void vscode.commands.executeCommand('whale.scoreBoth', first.treeHash, second.treeHash);
         });
-    return { file, scores: scores.getText(), comparable };
+    return { file, scores: scores.getText(), comparable, uri: uri.toString() };
   });
 
   const proposals = context.workspaceState;

@@ -200,7 +200,7 @@ suite('a researcher in the cockpit: rows that open what they name, evaluate and 
     const s = await vscode.commands.executeCommand<{ treeHash: string }>('whale.submitCandidate', vscode.Uri.file(mine), 'never scored');
     const h0 = String(journal.find((e) => e.type === 'run_started')!.h0);
     await whaleApi.archiveTree.reload();
-    const cmp = await vscode.commands.executeCommand<{ scores: string; comparable: boolean }>('whale.compareCandidates', h0, s!.treeHash);
+    const cmp = await vscode.commands.executeCommand<{ scores: string; comparable: boolean; uri: string }>('whale.compareCandidates', h0, s!.treeHash);
     assert.equal(cmp?.comparable, false);
     assert.match(cmp!.scores, /\*\*Not comparable yet:\*\*/);
     await eventually('the comparison as a rendered preview', () => previewOpen());
@@ -214,10 +214,11 @@ suite('a researcher in the cockpit: rows that open what they name, evaluate and 
     assert.equal(both?.length, 2);
     assert.equal(both![0].cacheHit, true, "h0 on val under policy after phase 0 is the phase's own validation: answered from the run store");
     assert.ok(both!.every((x) => x.key.policyVersion === after0));
-    const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'whale-scores')!;
-    const text = await eventually('the comparison redrawn with a shared figure', () =>
-      /Compared like with like on 1 figure/.test(doc.getText()) ? doc.getText() : undefined,
-    );
+    // This comparison's own document: an earlier suite's comparison (views) may still be open beside it.
+    const text = await eventually('the comparison redrawn with a shared figure', () => {
+      const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === cmp!.uri);
+      return doc && /Compared like with like on 1 figure/.test(doc.getText()) ? doc.getText() : undefined;
+    });
     assert.match(
       text,
       /\| mean@1 on the val split under (policy after phase 0|base) \(`[0-9a-f]{8}`\) \| \d+\.\d% ± \d+\.\d \| \d+\.\d% ± \d+\.\d \| [+−]\d+\.\d \(± \d+\.\d\) \|/,
