@@ -110,12 +110,12 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
 
     // Compare Candidates: the same diff, and the two candidates' scores side by side.
-    const cmp = await vscode.commands.executeCommand<{ file: string; scores: string }>('whale.compareCandidates', h0, mine.item);
+    const cmp = await vscode.commands.executeCommand<{ file: string; scores: string; uri: string }>('whale.compareCandidates', h0, mine.item);
     assert.equal(cmp?.file, 'harness.json');
     assert.match(cmp!.scores, new RegExp(`^# [0-9a-f]{8} ↔ ${s!.treeHash.slice(0, 8)}\n`));
     assert.match(cmp!.scores, /\| origin \| seed \| human \|/);
     assert.ok(
-      vscode.workspace.textDocuments.some((d) => d.uri.scheme === 'whale-scores'),
+      vscode.workspace.textDocuments.some((d) => d.uri.toString() === cmp!.uri && d.uri.scheme === 'whale-scores'),
       'the scores document is open',
     );
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
