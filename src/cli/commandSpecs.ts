@@ -128,7 +128,7 @@ export const COMMAND_SPECS = {
       use: { type: 'boolean', help: "new: switch an existing project's config to the new domain" },
       force: { type: 'boolean', help: 'new: overwrite an existing domain folder' },
       config: flag.config,
-      limit: { type: 'string', arg: 'N', help: 'check: at most N tasks per split', default: 'all' },
+      limit: { type: 'string', arg: 'N', help: 'check: at most N tasks per split', default: '100' },
     },
   },
   candidate: {
