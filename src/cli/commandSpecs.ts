@@ -128,7 +128,7 @@ export const COMMAND_SPECS = {
       use: { type: 'boolean', help: "new: switch an existing project's config to the new domain" },
       force: { type: 'boolean', help: 'new: overwrite an existing domain folder' },
       config: flag.config,
-      limit: { type: 'string', arg: 'N', help: 'check: at most N tasks per split', default: 'all' },
+      limit: { type: 'string', arg: 'N', help: 'check: at most N tasks per split', default: '100' },
     },
   },
   candidate: {
@@ -168,7 +168,7 @@ export const COMMAND_SPECS = {
     args: 'probe | connect [URL] | launch | status | logs | stop',
     forms: [
       'whale backend probe [--config FILE]',
-      'whale backend connect [URL] [--kind KIND] [--model M] [--trainer URL] [--adapter-dir DIR] [--base-model M] [--tokenizer T] [--api-key-env NAME] [--config FILE] [--dry-run]',
+      'whale backend connect [URL] [--kind KIND] [--model M] [--trainer URL] [--adapter-dir DIR] [--base-model M] [--tokenizer T] [--api-key-env NAME] [--lora-rank R] [--config FILE] [--dry-run]',
       'whale backend launch --ray URL [--template NAME] [--model M] [--port 8000] [--gpus N] [--node-modules DIR] [--detach]',
       'whale backend status|logs|stop --ray URL --job ID',
     ],
