@@ -9,3 +9,8 @@ export function validationLabel(phase: number): string {
 export function chosenWhere(phase: number): string {
   return phase < 0 ? 'baseline validation (h0, base weights)' : `after phase ${phase}`;
 }
+
+/** Where the sealed test's pair came from: "best pair from phase 3" / "best pair: the baseline (h0, base weights)". */
+export function bestPairFrom(phase: number): string {
+  return phase < 0 ? 'best pair: the baseline (h0, base weights)' : `best pair from phase ${phase}`;
+}

@@ -1,5 +1,5 @@
 import { existsSync, rmSync } from 'node:fs';
-import { validationLabel } from '../core/phaseLabels.js';
+import { bestPairFrom, validationLabel } from '../core/phaseLabels.js';
 import { join } from 'node:path';
 import { acquireLock, type HeldLock } from '../archive/fileLock.js';
 import { HarnessArchive } from '../archive/harnessArchive.js';
@@ -514,7 +514,7 @@ export class Engine {
       spent: [{ key: r.summary.keyHash, rollouts: r.summary.rollouts, paid: r.runRollouts }],
     });
     ctx.log(
-      `test (sealed, best pair from phase ${best.phase}): mean@${r.summary.k} ${(100 * r.summary.meanAtK).toFixed(1)}% ± ${(100 * r.summary.standardError).toFixed(1)}`,
+      `test (sealed, ${bestPairFrom(best.phase)}): mean@${r.summary.k} ${(100 * r.summary.meanAtK).toFixed(1)}% ± ${(100 * r.summary.standardError).toFixed(1)}`,
     );
   }
 }

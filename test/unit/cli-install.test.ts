@@ -46,6 +46,13 @@ test('npm pack + npm i -g of the tarball gives a working whale: --version, init,
   const ev = spawnSync('whale', ['eval', '--k', '1', '--limit', '4', '--json'], { env, cwd: project, encoding: 'utf8', timeout: 120_000 });
   assert.equal(ev.status, 0, ev.stderr);
   assert.equal((JSON.parse(ev.stdout) as { rollouts: number }).rollouts, 4);
+  // A code domain imports the domain SDK that the package ships in dist/: scaffold one and check it.
+  const own = join(out, 'own');
+  const made = spawnSync('whale', ['domain', 'new', 'my-task', '--dir', own], { env, cwd: out, encoding: 'utf8', timeout: 120_000 });
+  assert.equal(made.status, 0, made.stderr);
+  const check = spawnSync('whale', ['domain', 'check'], { env, cwd: own, encoding: 'utf8', timeout: 120_000 });
+  assert.equal(check.status, 0, `${check.stdout}\n${check.stderr}`);
+  assert.match(check.stdout, /domain check passed/);
 });
 
 test(

@@ -179,6 +179,16 @@ test('an unknown domain is bad input (exit 2), with the known ones listed', () =
   assert.match(r.stderr, /unknown domain 'nosuch' \(known domains: /);
 });
 
+test('a run whose best pair is the baseline names it so, never "phase -1" (searchqa: the toy model answers nothing)', () => {
+  const project = tmp();
+  assert.equal(spawnSync(process.execPath, [bin, 'init', project, '--domain', 'searchqa', '--template', 'tiny'], { encoding: 'utf8' }).status, 0);
+  writeFileSync(join(project, '.whale', 'secret'), TEST_SECRET + '\n', { mode: 0o600 });
+  const r = spawnSync(process.execPath, [bin, 'run', '--method', 'harness-only'], { cwd: project, encoding: 'utf8', timeout: 300_000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /test \(sealed, best pair: the baseline \(h0, base weights\)\): mean@1 0\.0%/);
+  assert.doesNotMatch(r.stderr + r.stdout, /phase -1/);
+});
+
 test('the bundle (tfjs-core only, split into chunks) runs a weight phase: step --json samples, trains and saves a new policy', () => {
   const project = tmp();
   assert.equal(spawnSync(process.execPath, [bin, 'init', project, '--domain', 'ramble', '--template', 'tiny'], { encoding: 'utf8' }).status, 0);
