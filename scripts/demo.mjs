@@ -1,7 +1,7 @@
-// `npm start`: the main job on the embedded default. Scaffolds a kbqa project in .whale-demo/
+// `npm start`: the main job on the embedded default. Scaffolds a kbqa project in .whale-demo/kbqa/
 // (`whale init`), runs WHALE on it (`whale run`: RSFT weight phases alternating with knob-proposer
 // harness phases, validation after every phase, the sealed test of the best pair at the end), and
-// writes the report (`whale report`). Everything is cached in .whale-demo/.whale: a second run is
+// writes the report (`whale report`). Everything is cached in .whale-demo/<domain>/.whale: a second run is
 // answered from the store. Set WHALE_DEMO_DOMAIN=ramble for the weight-dominated domain.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

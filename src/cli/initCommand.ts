@@ -16,7 +16,7 @@ type Template = (typeof TEMPLATES)[number];
  * with the embedded policy. Real runs on remote backends raise B, G, the splits and k. Search is
  * cheap beside a weight phase, as in the paper (≈ 5% of a cycle there): a weight phase of E 0.5 is
  * 8 steps × B 32 × G 8 = 2,048 rollouts, a harness phase of I 3, M 3 on 16 harness tasks is
- * 16 × (1 + 2 × 3) = 112 rollouts (+ a smoke rollout per candidate): 5.3% of the cycle's rollouts.
+ * 16 × (1 + 2 × 3) = 112 rollouts (+ a smoke rollout per candidate, 118 in all): 5.4% of the cycle's 2,166 rollouts.
  */
 export function templateConfig(
   name: string,
