@@ -33,7 +33,8 @@ const deepMerge = (a, b) =>
  * Copies `fixture` to a new folder under `parent` and returns its path. A fixture's optional
  * fixture.json may ask for a project scaffolded first by the real `whale init` ("init": {domain,
  * name}), so fixtures carry no copies of a domain's h0, and may merge "config" into the
- * whale.config.json it made (to shrink the template's sizes). Throws with the file at fault.
+ * whale.config.json it made (to shrink the template's sizes), and may fix the project secret ("secret").
+ * Throws with the file at fault.
  */
 export function prepareWorkspace(fixture, parent) {
   const ws = join(parent, basename(fixture));
@@ -43,9 +44,9 @@ export function prepareWorkspace(fixture, parent) {
     cpSync(fixture, ws, { recursive: true });
     return ws;
   }
-  let init, config;
+  let init, config, secret;
   try {
-    ({ init, config } = JSON.parse(readFileSync(spec, 'utf8')));
+    ({ init, config, secret } = JSON.parse(readFileSync(spec, 'utf8')));
   } catch (e) {
     throw new Error(`${spec}: ${e.message}`);
   }
@@ -59,6 +60,13 @@ export function prepareWorkspace(fixture, parent) {
     if (r.status !== 0) throw new Error(`${spec}: whale init failed (exit ${r.status}):\n${r.stdout}${r.stderr}`);
   }
   cpSync(fixture, ws, { recursive: true, filter: (src) => basename(src) !== 'fixture.json' });
+  if (secret !== undefined) {
+    // Generated tasks depend on the project secret: a fixed one (as test/support/smallProject.ts's
+    // TEST_SECRET) gives every session the same tasks, so a weight step trains the same way each time.
+    if (typeof secret !== 'string' || !/^[0-9a-f]{64}$/.test(secret)) throw new Error(`${spec}: "secret" must be 64 hex digits`);
+    mkdirSync(join(ws, '.whale'), { recursive: true });
+    writeFileSync(join(ws, '.whale', 'secret'), secret + '\n', { mode: 0o600 });
+  }
   if (config) {
     const file = join(ws, 'whale.config.json');
     if (!existsSync(file)) throw new Error(`${spec}: "config" is given but there is no whale.config.json to merge it into (add "init")`);
