@@ -205,6 +205,9 @@ const STEPS = [
       await page.locator('.editor-group-container .tab.active', { hasText: 'whale.config.json' }).waitFor({ timeout: 60_000 });
       await editor().locator('.view-lines', { hasText: '"kbqa"' }).waitFor({ timeout: 60_000 });
       assert.ok(existsSync(join(ws, 'harnesses/h0/harness.json')), 'h0 was scaffolded on disk');
+      // New Project drew a random project secret, and kbqa's tasks depend on it: the unit tests' fixed
+      // one (test/support/smallProject.ts) makes every later step see the same tasks on every machine.
+      writeFileSync(join(ws, '.whale', 'secret'), '3'.repeat(64) + '\n', { mode: 0o600 });
     },
   },
   {

@@ -68,11 +68,11 @@ suite('views: new project, next phase, runs and archive trees, a candidate diff,
     });
     const run = rows.find((x) => x.depth === 0 && x.label === runs[0]);
     assert.ok(run, `the new run ${runs[0]} is a top-level row of the Runs tree`);
-    assert.match(run.description, /^paused · best val \d+\.\d% · 16 rollouts$/);
+    assert.match(run.description, /^paused · best val \d+\.\d% · 64 rollouts$/);
     assert.ok(rows.some((x) => x.label === 'cycle 0'));
-    assert.ok(rows.some((x) => x.label === 'ledger' && /^training 16, search 0, evaluation \d+ rollouts/.test(x.description)));
+    assert.ok(rows.some((x) => x.label === 'ledger' && /^training 64, search 0, evaluation \d+ rollouts/.test(x.description)));
     const phase = rows.find((x) => x.label === 'phase 0: weight')!;
-    assert.match(phase.description, /^1 step\(s\), reward \d+\.\d% · val mean@1 \d+\.\d% ± \d+\.\d · 16 rollouts$/);
+    assert.match(phase.description, /^1 step\(s\), reward \d+\.\d% · val mean@1 \d+\.\d% ± \d+\.\d · 64 rollouts$/);
   });
 
   test('Edit a Copy… + Submit as Candidate: the hand-made candidate joins the archive under its parent, and its diff opens', async () => {
