@@ -13,7 +13,7 @@ import { COMMANDS } from '../../src/cli/commands.js';
 import { METHODS } from '../../src/core/config.js';
 import { CONNECT_KINDS } from '../../src/policy/connect.js';
 import { TEMPLATES as RAY_TEMPLATES } from '../../src/policy/ray/templates.js';
-import { TEST_SECRET } from '../support/smallProject.js';
+import { writeTestSecret } from '../support/smallProject.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dev = join(root, 'src/cli/dev.ts');
@@ -182,7 +182,7 @@ test('an unknown domain is bad input (exit 2), with the known ones listed', () =
 test('a run whose best pair is the baseline names it so, never "phase -1" (searchqa: the toy model answers nothing)', () => {
   const project = tmp();
   assert.equal(spawnSync(process.execPath, [bin, 'init', project, '--domain', 'searchqa', '--template', 'tiny'], { encoding: 'utf8' }).status, 0);
-  writeFileSync(join(project, '.whale', 'secret'), TEST_SECRET + '\n', { mode: 0o600 });
+  writeTestSecret(project);
   const r = spawnSync(process.execPath, [bin, 'run', '--method', 'harness-only'], { cwd: project, encoding: 'utf8', timeout: 300_000 });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /test \(sealed, best pair: the baseline \(h0, base weights\)\): mean@1 0\.0%/);
@@ -194,7 +194,7 @@ test('the bundle (tfjs-core only, split into chunks) runs a weight phase: step -
   assert.equal(spawnSync(process.execPath, [bin, 'init', project, '--domain', 'ramble', '--template', 'tiny'], { encoding: 'utf8' }).status, 0);
   // Tasks depend on the project's random secret; with the fixed test one the first step is known to
   // accept rollouts (5/16), so it trains. A fresh secret can give 0/16 and then nothing trains.
-  writeFileSync(join(project, '.whale', 'secret'), TEST_SECRET + '\n', { mode: 0o600 });
+  writeTestSecret(project);
   const r = spawnSync(process.execPath, [bin, 'step', '--json'], { cwd: project, encoding: 'utf8', timeout: 300_000 });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /baseline validation \(h0, base weights\): mean@1/);
