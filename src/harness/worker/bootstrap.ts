@@ -119,17 +119,25 @@ if (!poolHost)
   }
 if (!poolHost) console.log = (...args: unknown[]) => send({ type: 'log', level: 'info', message: clip(format(...args)) });
 
+/**
+ * The rollout's agent for gateway calls: a connection per call, as before, but with no server name.
+ * Plain HTTP has none; without it the agent guesses one for every request, and the IPv6 check of
+ * that guess compiles a large regular expression afresh in every rollout's thread (about 3 ms of CPU).
+ */
+let gatewayAgent: http.Agent | undefined;
+
 /** One JSON request to the gateway; resolves with the parsed body or rejects with the gateway's error message. */
 function gatewayRequest(run: RunMessage, url: string, body: unknown): Promise<unknown> {
   const u = new URL(url);
   const payload = JSON.stringify(body);
+  gatewayAgent ??= new http.Agent({ servername: '' } as http.AgentOptions);
   return new Promise((resolve, reject) => {
     const req = http.request(
       {
         ...(run.gateway.socketPath ? { socketPath: run.gateway.socketPath } : { host: u.hostname, port: Number(u.port) }),
         path: u.pathname,
         method: 'POST',
-        agent: false,
+        agent: gatewayAgent,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), authorization: `Bearer ${run.gateway.token}` },
       },
       (res) => {
