@@ -3,15 +3,14 @@
  * rollout's worker thread needs. Building the zod schemas costs every thread about 5 ms of CPU, and
  * a thread of a warm process gets its `run` message already validated by its host thread.
  */
-import type { ChildMessage, ParentMessage } from './protocol.js';
-
 export const PROTOCOL_VERSION = 1;
 
 /** Bounds on what one child message may carry, so a hostile child cannot make us hold huge strings. */
 export const MAX_LOG_CHARS = 8_000;
 export const MAX_ANSWER_CHARS = 100_000;
 
-export function encodeMessage(m: ParentMessage | ChildMessage): string {
+/** One message as a protocol line (protocol.ts's encodeMessage types it; this module knows no schemas). */
+export function encodeLine(m: { type: string }): string {
   return JSON.stringify(m) + '\n';
 }
 

@@ -19,7 +19,7 @@ import v8 from 'node:v8';
 import { isMainThread, parentPort } from 'node:worker_threads';
 // No schemas here (framing.ts): a worker thread would build them for nothing, its host thread has
 // validated its `run` message. The roles that read the engine's lines load them (protocol.ts) below.
-import { LineSplitter, encodeMessage, MAX_LOG_CHARS, PROTOCOL_VERSION } from '../framing.js';
+import { LineSplitter, encodeLine, MAX_LOG_CHARS, PROTOCOL_VERSION } from '../framing.js';
 import type { ChildMessage, RunMessage } from '../protocol.js';
 import type { ChatOptions, ChatReply, HarnessContext, HarnessDefinition, HarnessMessage } from '../sdk.js';
 import { installNetworkGuard } from './netGuard.js';
@@ -46,7 +46,7 @@ function writeFd(fd: number, bytes: Buffer): void {
   }
 }
 const send = (m: ChildMessage): void => {
-  writeOut(encodeMessage(nonce ? { ...m, nonce } : m));
+  writeOut(encodeLine(nonce ? { ...m, nonce } : m));
 };
 
 function clip(s: string, n = MAX_LOG_CHARS): string {

@@ -16,7 +16,7 @@
  */
 import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { LineSplitter, encodeMessage } from '../framing.js';
+import { LineSplitter, encodeLine } from '../framing.js';
 import { ParentMessage, parseLine, type ChildMessage, type RunMessage } from '../protocol.js';
 
 export interface PoolHostOptions {
@@ -48,7 +48,7 @@ function openFds(): Map<number, FdId> {
 export function runPoolHost(o: PoolHostOptions): void {
   const writeSync = fs.writeSync;
   // A leading newline: whatever a candidate left half-written on stdout ends there, as its own line.
-  const frame = (m: ChildMessage) => writeSync(1, '\n' + encodeMessage(m));
+  const frame = (m: ChildMessage) => writeSync(1, '\n' + encodeLine(m));
   const permission = process.execArgv.find((a) => a === '--permission' || a === '--experimental-permission') ?? '--experimental-permission';
   const execArgv = [permission, `--allow-fs-read=${o.dir}`, `--allow-fs-read=${o.bundle}`, `--allow-fs-read=${o.bootstrap}`, '--no-warnings'];
   const queue: string[] = [];
