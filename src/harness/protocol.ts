@@ -21,11 +21,14 @@
  * `run.gateway` (over its unix socket when `socketPath` is given — the only route out of a network
  * namespace — else over loopback TCP at `baseUrl`).
  */
-// zod/mini, not the full zod: the child bundles this file, and full zod costs every harness
-// process ~35 ms of start-up (460 KB to parse) against ~1 ms for mini (measured here).
+// zod/mini, not the full zod: a one-rollout harness process and a warm process's host thread load
+// this file, and full zod costs each ~35 ms of start-up (460 KB to parse) against ~1 ms for mini
+// (measured here). A rollout's worker thread loads none of it (framing.ts).
 import * as z from 'zod/mini';
+import { MAX_ANSWER_CHARS, MAX_LOG_CHARS, PROTOCOL_VERSION, encodeLine } from './framing.js';
 
-export const PROTOCOL_VERSION = 1;
+// The parts without schemas, for code that must not load zod (a rollout's worker thread): framing.ts.
+export { LineSplitter, MAX_ANSWER_CHARS, MAX_LOG_CHARS, PROTOCOL_VERSION } from './framing.js';
 
 const JsonValue = z.unknown();
 const int = () => z.number().check(z.int());
@@ -83,10 +86,6 @@ export type RunMessage = z.infer<typeof RunMessage>;
 export const ParentMessage = z.discriminatedUnion('type', [RunMessage]);
 export type ParentMessage = z.infer<typeof ParentMessage>;
 
-/** Bounds on what one child message may carry, so a hostile child cannot make us hold huge strings. */
-export const MAX_LOG_CHARS = 8_000;
-export const MAX_ANSWER_CHARS = 100_000;
-
 export const ReadyMessage = z.object({
   type: z.literal('ready'),
   protocol: z.literal(PROTOCOL_VERSION),
@@ -125,6 +124,10 @@ export const ExitMessage = z.object({
 export const ChildMessage = z.discriminatedUnion('type', [ReadyMessage, LogMessage, ResultMessage, ErrorMessage, ExitMessage]);
 export type ChildMessage = z.infer<typeof ChildMessage>;
 
+export function encodeMessage(m: ParentMessage | ChildMessage): string {
+  return encodeLine(m);
+}
+
 export type ParseOutcome<T> = { ok: true; message: T } | { ok: false; error: string };
 
 /** Parses one protocol line; never throws (the line comes from untrusted code). */
@@ -144,42 +147,7 @@ export function parseLine<T>(schema: z.ZodMiniType<T>, line: string): ParseOutco
   return { ok: true, message: r.data };
 }
 
-export function encodeMessage(m: ParentMessage | ChildMessage): string {
-  return JSON.stringify(m) + '\n';
-}
-
 function preview(s: string): string {
   const t = s.length > 120 ? s.slice(0, 120) + '…' : s;
   return JSON.stringify(t);
-}
-
-/**
- * Splits a byte stream into lines. Kept separate from the process code so both the parent and
- * the Node bootstrap use the same framing; a line longer than `maxLine` is reported, not buffered.
- */
-export class LineSplitter {
-  private buf = '';
-  constructor(
-    private readonly onLine: (line: string) => void,
-    private readonly onOverlong: (length: number) => void,
-    private readonly maxLine = 4 * 1024 * 1024,
-  ) {}
-  push(chunk: string): void {
-    this.buf += chunk;
-    let nl: number;
-    while ((nl = this.buf.indexOf('\n')) >= 0) {
-      const line = this.buf.slice(0, nl).replace(/\r$/, '');
-      this.buf = this.buf.slice(nl + 1);
-      if (line.trim() !== '') this.onLine(line);
-    }
-    if (this.buf.length > this.maxLine) {
-      const n = this.buf.length;
-      this.buf = '';
-      this.onOverlong(n);
-    }
-  }
-  /** Whatever is left without a final newline (a child that dies mid-line). */
-  rest(): string {
-    return this.buf;
-  }
 }

@@ -8,6 +8,7 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +18,9 @@ import type { Trajectory } from '../../src/core/trajectory.js';
 import { getDomain } from '../../src/domains/index.js';
 import type { Task } from '../../src/domains/types.js';
 import { evaluate } from '../../src/engine/evaluate.js';
+import { ensureBootstrap } from '../../src/harness/assets.js';
 import { HarnessRuntime } from '../../src/harness/runtime.js';
+import { planNodeHost, warmWorkersSupported } from '../../src/harness/sandbox.js';
 import { ScriptedBackend } from '../../src/harness/testing/scriptedBackend.js';
 import { createBackend } from '../../src/policy/index.js';
 import { fixtureDomain } from '../fixtures/harnesses/fixtureDomain.js';
@@ -136,6 +139,36 @@ test('without warm processes every rollout has a process of its own (the compari
   assert.notEqual(a.pid, b.pid);
   const data = (await sequence(['x'], false))[0].events.find((e) => e.name === 'sandbox')?.data as { warmProcess?: boolean };
   assert.equal(data.warmProcess, false);
+});
+
+test("a warm process's host thread validates each run message before it starts a thread for it: a bad one ends the process (exit 3, the reason on stderr)", async (t) => {
+  if (!warmWorkersSupported()) return t.skip('no warm processes on this Node');
+  const cacheDir = join(tmp, 'cache-badrun');
+  const rt = new HarnessRuntime({
+    domain: fixtureDomain(),
+    backend: new ScriptedBackend(() => 'answer x'),
+    limits: SandboxLimitsSchema.parse({}),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 1,
+    cacheDir,
+  });
+  try {
+    const prepared = await rt.prepare(PROBE);
+    const bootstrap = await ensureBootstrap(cacheDir);
+    const plan = planNodeHost({ dir: prepared.dir, bootstrap, bundle: prepared.bundleFile as string, limits: SandboxLimitsSchema.parse({}), network: 'guard' });
+    const r = spawnSync(plan.command, plan.args, {
+      cwd: plan.cwd,
+      env: plan.env,
+      input: JSON.stringify({ type: 'run', rolloutId: 'r1', nonce: 'n1' }) + '\n',
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    assert.equal(r.status, 3, `exit status ${r.status}, stderr: ${r.stderr}`);
+    assert.match(r.stderr, /bad message from the runtime: invalid message \(task/);
+    assert.equal(r.stdout, '', 'no thread was started, so nothing was framed');
+  } finally {
+    await rt.close();
+  }
 });
 
 /** What must not depend on how rollouts were run: everything but timings and ids. */

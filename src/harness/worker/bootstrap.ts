@@ -17,11 +17,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format } from 'node:util';
 import v8 from 'node:v8';
 import { isMainThread, parentPort } from 'node:worker_threads';
-import { LineSplitter, RunMessage, ParentMessage, parseLine, encodeMessage, MAX_LOG_CHARS, PROTOCOL_VERSION } from '../protocol.js';
-import type { ChildMessage } from '../protocol.js';
+// No schemas here (framing.ts): a worker thread would build them for nothing, its host thread has
+// validated its `run` message. The roles that read the engine's lines load them (protocol.ts) below.
+import { LineSplitter, encodeLine, MAX_LOG_CHARS, PROTOCOL_VERSION } from '../framing.js';
+import type { ChildMessage, RunMessage } from '../protocol.js';
 import type { ChatOptions, ChatReply, HarnessContext, HarnessDefinition, HarnessMessage } from '../sdk.js';
 import { installNetworkGuard } from './netGuard.js';
-import { runPoolHost } from './poolHost.js';
 
 // Three roles, one file: a one-rollout process (the default), the main thread of a warm process
 // (`--pool`: only our code runs there), and a worker thread of a warm process serving one rollout.
@@ -45,7 +46,7 @@ function writeFd(fd: number, bytes: Buffer): void {
   }
 }
 const send = (m: ChildMessage): void => {
-  writeOut(encodeMessage(nonce ? { ...m, nonce } : m));
+  writeOut(encodeLine(nonce ? { ...m, nonce } : m));
 };
 
 function clip(s: string, n = MAX_LOG_CHARS): string {
@@ -119,17 +120,25 @@ if (!poolHost)
   }
 if (!poolHost) console.log = (...args: unknown[]) => send({ type: 'log', level: 'info', message: clip(format(...args)) });
 
+/**
+ * The rollout's agent for gateway calls: a connection per call, as before, but with no server name.
+ * Plain HTTP has none; without it the agent guesses one for every request, and the IPv6 check of
+ * that guess compiles a large regular expression afresh in every rollout's thread (about 3 ms of CPU).
+ */
+let gatewayAgent: http.Agent | undefined;
+
 /** One JSON request to the gateway; resolves with the parsed body or rejects with the gateway's error message. */
 function gatewayRequest(run: RunMessage, url: string, body: unknown): Promise<unknown> {
   const u = new URL(url);
   const payload = JSON.stringify(body);
+  gatewayAgent ??= new http.Agent({ servername: '' } as http.AgentOptions);
   return new Promise((resolve, reject) => {
     const req = http.request(
       {
         ...(run.gateway.socketPath ? { socketPath: run.gateway.socketPath } : { host: u.hostname, port: Number(u.port) }),
         path: u.pathname,
         method: 'POST',
-        agent: false,
+        agent: gatewayAgent,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), authorization: `Bearer ${run.gateway.token}` },
       },
       (res) => {
@@ -209,23 +218,30 @@ async function start(run: RunMessage, bundle: string): Promise<void> {
 const bundle = process.argv[2];
 if (!bundle) fail('bootstrap needs the candidate bundle path as its argument');
 let started = false;
-function onRunLine(line: string): void {
-  if (started) return; // one rollout per process (or per worker thread): anything after `run` is ignored
-  const parsed = parseLine(ParentMessage, line);
-  if (!parsed.ok) fail(`bad message from the runtime: ${parsed.error}`);
+function begin(run: RunMessage): void {
   started = true;
-  start(parsed.message, bundle).catch((e: unknown) => {
+  start(run, bundle).catch((e: unknown) => {
     if (!(e instanceof HarnessFailed)) swallow(() => fail(e instanceof Error ? e.message : String(e), e instanceof Error ? e.stack : undefined));
   });
 }
 if (poolHost) {
+  const { runPoolHost } = await import('./poolHost.js');
   runPoolHost({ bootstrap: fileURLToPath(import.meta.url), bundle, dir: process.argv[4], heapMb: Number(process.argv[5]) });
 } else if (inWorker) {
   prepareWorkerThread();
-  // The only message the host sends; candidate code, loaded after it, never sees it (nor its nonce).
-  parentPort?.once('message', (line: string) => onRunLine(line));
+  // The only message the host sends, validated there; candidate code, loaded after it, never sees it (nor its nonce).
+  parentPort?.once('message', (run: RunMessage) => begin(run));
 } else {
-  const splitter = new LineSplitter(onRunLine, (n) => fail(`runtime sent a ${n}-byte line`));
+  const { ParentMessage, parseLine } = await import('../protocol.js');
+  const splitter = new LineSplitter(
+    (line) => {
+      if (started) return; // one rollout per process: anything after `run` is ignored
+      const parsed = parseLine(ParentMessage, line);
+      if (!parsed.ok) fail(`bad message from the runtime: ${parsed.error}`);
+      begin(parsed.message);
+    },
+    (n) => fail(`runtime sent a ${n}-byte line`),
+  );
   process.stdin.setEncoding('utf8');
   process.stdin.on('data', (c: string) => splitter.push(c));
 }

@@ -16,7 +16,8 @@
  */
 import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
-import { LineSplitter, encodeMessage, type ChildMessage } from '../protocol.js';
+import { LineSplitter, encodeLine } from '../framing.js';
+import { ParentMessage, parseLine, type ChildMessage, type RunMessage } from '../protocol.js';
 
 export interface PoolHostOptions {
   bootstrap: string;
@@ -47,7 +48,7 @@ function openFds(): Map<number, FdId> {
 export function runPoolHost(o: PoolHostOptions): void {
   const writeSync = fs.writeSync;
   // A leading newline: whatever a candidate left half-written on stdout ends there, as its own line.
-  const frame = (m: ChildMessage) => writeSync(1, '\n' + encodeMessage(m));
+  const frame = (m: ChildMessage) => writeSync(1, '\n' + encodeLine(m));
   const permission = process.execArgv.find((a) => a === '--permission' || a === '--experimental-permission') ?? '--experimental-permission';
   const execArgv = [permission, `--allow-fs-read=${o.dir}`, `--allow-fs-read=${o.bundle}`, `--allow-fs-read=${o.bootstrap}`, '--no-warnings'];
   const queue: string[] = [];
@@ -76,12 +77,15 @@ export function runPoolHost(o: PoolHostOptions): void {
       return;
     }
     busy = true;
-    let nonce: string | undefined;
-    try {
-      nonce = (JSON.parse(line) as { nonce?: string }).nonce;
-    } catch {
-      process.exit(3); // the engine's line: never malformed unless something is badly wrong
+    // Validated here (this thread builds the schemas once), so the rollout's thread needs none (framing.ts).
+    const parsed = parseLine(ParentMessage, line);
+    if (!parsed.ok) {
+      // The engine's line: never malformed unless something is badly wrong.
+      writeSync(2, `bad message from the runtime: ${parsed.error}\n`);
+      process.exit(3);
     }
+    const run: RunMessage = parsed.message;
+    const nonce = run.nonce;
     baseline ??= openFds();
     const worker = spawn();
     worker.on('error', (e: Error & { code?: string }) => frame({ type: 'error', message: `${e.code ?? 'worker error'}: ${e.message}`.slice(0, 8000), nonce }));
@@ -90,7 +94,7 @@ export function runPoolHost(o: PoolHostOptions): void {
       frame({ type: 'exit', code, nonce });
       next();
     });
-    worker.postMessage(line);
+    worker.postMessage(run);
   };
 
   const splitter = new LineSplitter(
