@@ -27,18 +27,23 @@ export function workbenchUi(page, say = () => {}) {
         await page.keyboard.press('Escape'); // close whatever menu or widget has the focus
         await page.keyboard.press('F1');
         const input = page.locator('.quick-input-widget input');
-        await input.waitFor({ state: 'visible' });
-        await input.fill(`>${command}`);
+        // With the focus in a webview (a Markdown preview, the dashboard) its keys reach the workbench
+        // forwarded, and an Escape can land after the F1 and close the palette again: then try again.
+        const typed = await input
+          .fill(`>${command}`, { timeout: 10_000 })
+          .then(() => true)
+          .catch(() => false);
         // The row whose label is exactly the command: Enter would take the top row, which may be a
         // recently used command that merely matches ('WHALE: Run' matches 'WHALE: Resume Run').
         const row = page
           .locator('.quick-input-list .monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^\\s*${escapeRe(command)}\\s*$`) }) })
           .first();
         if (
-          await row.waitFor({ timeout: 5_000 }).then(
+          typed &&
+          (await row.waitFor({ timeout: 5_000 }).then(
             () => true,
             () => false,
-          )
+          ))
         )
           return row.click();
         if (Date.now() > end) throw new Error(`no '${command}' in the command palette after ${timeout / 1000}s`);

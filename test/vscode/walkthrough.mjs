@@ -560,12 +560,23 @@ function researcherDashboardSteps() {
           int(status.trainingRollouts + status.searchRollouts),
           int(status.evalRollouts),
         ]);
-        // Reads at a glance: two columns of cards, and the ledger whole without scrolling sideways.
-        const layout = await frame.evaluate(() => ({
-          columns: getComputedStyle(document.querySelector('.grid')).gridTemplateColumns.split(' ').length,
-          ledgerCut: document.querySelector('#ledger').scrollWidth > document.querySelector('#ledger').parentElement.clientWidth + 1,
-        }));
-        assert.deepEqual(layout, { columns: 2, ledgerCut: false });
+        // Reads at a glance: two columns of cards, and the ledger whole without scrolling sideways —
+        // once the webview has laid itself out at the new window size (CI once measured it mid-way).
+        const measure = () =>
+          frame.evaluate(() => ({
+            columns: getComputedStyle(document.querySelector('.grid')).gridTemplateColumns.split(' ').length,
+            ledgerCut: document.querySelector('#ledger').scrollWidth > document.querySelector('#ledger').parentElement.clientWidth + 1,
+          }));
+        await until(
+          'the dashboard laid out in two columns with the ledger whole',
+          async () => {
+            const l = await measure();
+            return l.columns === 2 && !l.ledgerCut ? true : undefined;
+          },
+          15_000,
+        ).catch(() => {});
+        const layout = await measure();
+        assert.deepEqual(layout, { columns: 2, ledgerCut: false }, `ledger row: ${JSON.stringify(row)}`);
         await page.mouse.move(900, 500); // no tab tooltip over the picture
         say(`dashboard detail: ${curve.length - 1} curve series, ${diagnostics.length} diagnostics rows, ledger ${row.slice(7, 11).join(' / ')}`);
       },
@@ -619,9 +630,11 @@ function researcherDashboardSteps() {
         await page.screenshot({ path: join(outDir, 'report-preview.png') });
         say(`report preview: ${shown.images} charts loaded beside the dashboard`);
         // Leave the workbench as the next steps expect it: the preview closed, the window its usual size.
-        await page.locator('.tab', { hasText: 'Preview report.md' }).click();
-        await ui.palette('View: Close Editor');
-        await page.locator('.tab', { hasText: 'Preview report.md' }).waitFor({ state: 'detached', timeout: 30_000 });
+        // By its tab's close button: the palette from inside the preview's webview raced its forwarded keys.
+        const previewTab = page.locator('.tab', { hasText: 'Preview report.md' });
+        await previewTab.hover();
+        await previewTab.locator('.tab-actions .action-label').click();
+        await previewTab.waitFor({ state: 'detached', timeout: 30_000 });
         await page.setViewportSize(VIEWPORT);
       },
     },
