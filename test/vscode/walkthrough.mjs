@@ -567,6 +567,14 @@ function researcherDashboardSteps() {
             columns: getComputedStyle(document.querySelector('.grid')).gridTemplateColumns.split(' ').length,
             ledgerCut: document.querySelector('#ledger').scrollWidth > document.querySelector('#ledger').parentElement.clientWidth + 1,
           }));
+        const widths = () =>
+          frame.evaluate(() => {
+            const table = document.querySelector('#ledger');
+            table.style.width = 'min-content';
+            const least = table.offsetWidth;
+            table.style.width = '';
+            return `the ledger needs ${least} of ${table.parentElement.clientWidth} px`;
+          });
         await until(
           'the dashboard laid out in two columns with the ledger whole',
           async () => {
@@ -576,9 +584,9 @@ function researcherDashboardSteps() {
           15_000,
         ).catch(() => {});
         const layout = await measure();
-        assert.deepEqual(layout, { columns: 2, ledgerCut: false }, `ledger row: ${JSON.stringify(row)}`);
+        assert.deepEqual(layout, { columns: 2, ledgerCut: false }, `${await widths()}; ledger row: ${JSON.stringify(row)}`);
         await page.mouse.move(900, 500); // no tab tooltip over the picture
-        say(`dashboard detail: ${curve.length - 1} curve series, ${diagnostics.length} diagnostics rows, ledger ${row.slice(7, 11).join(' / ')}`);
+        say(`dashboard detail: ${curve.length - 1} curve series, ${diagnostics.length} diagnostics rows, ledger ${row.slice(7, 11).join(' / ')}, ${await widths()}`);
       },
     },
     {
