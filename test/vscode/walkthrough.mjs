@@ -586,7 +586,9 @@ function researcherDashboardSteps() {
         const layout = await measure();
         assert.deepEqual(layout, { columns: 2, ledgerCut: false }, `${await widths()}; ledger row: ${JSON.stringify(row)}`);
         await page.mouse.move(900, 500); // no tab tooltip over the picture
-        say(`dashboard detail: ${curve.length - 1} curve series, ${diagnostics.length} diagnostics rows, ledger ${row.slice(7, 11).join(' / ')}, ${await widths()}`);
+        say(
+          `dashboard detail: ${curve.length - 1} curve series, ${diagnostics.length} diagnostics rows, ledger ${row.slice(7, 11).join(' / ')}, ${await widths()}`,
+        );
       },
     },
     {
