@@ -4,7 +4,7 @@
 // reachable again when it comes back on the same port.
 import * as assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite, test } from 'mocha';
@@ -80,6 +80,7 @@ suite('backend health', function () {
       writeFileSync(configFile, original);
       whale.health.configChanged();
       await settings.update('backend.healthIntervalSeconds', undefined, vscode.ConfigurationTarget.Workspace);
+      rmSync(store, { recursive: true, force: true });
     }
   });
 });

@@ -1,7 +1,7 @@
 // The `whale` task type in a real VS Code: the provider offers run, step and eval for the project,
 // and a task from tasks.json-style definition runs the bundled CLI to completion.
 import * as assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite, test } from 'mocha';
@@ -45,7 +45,8 @@ suite('whale tasks and the terminal', function () {
 
   test('a new integrated terminal has the bundled whale on its PATH', async () => {
     const ext = await activated();
-    const out = join(mkdtempSync(join(tmpdir(), 'whale-term-')), 'version.txt');
+    const dir = mkdtempSync(join(tmpdir(), 'whale-term-'));
+    const out = join(dir, 'version.txt');
     const term = vscode.window.createTerminal({
       name: 'whale PATH probe',
       shellPath: '/bin/sh',
@@ -58,6 +59,7 @@ suite('whale tasks and the terminal', function () {
       assert.equal(version, (ext.packageJSON as { version: string }).version);
     } finally {
       term.dispose();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
