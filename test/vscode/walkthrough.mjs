@@ -560,8 +560,9 @@ function researcherDashboardSteps() {
           int(status.trainingRollouts + status.searchRollouts),
           int(status.evalRollouts),
         ]);
-        // Reads at a glance: two columns of cards, and the ledger whole without scrolling sideways —
-        // once the webview has laid itself out at the new window size (CI once measured it mid-way).
+        // Reads at a glance: two columns of cards, and the ledger whole without scrolling sideways,
+        // once the webview has laid itself out at the new window size. A ledger still cut after the
+        // wait is a real overflow (stop 18: unwrappable cells); the message says by how many pixels.
         const measure = () =>
           frame.evaluate(() => ({
             columns: getComputedStyle(document.querySelector('.grid')).gridTemplateColumns.split(' ').length,
