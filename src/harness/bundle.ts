@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, relative, isAbsolute, resolve as resolvePath } from 'node:path';
+import vm from 'node:vm';
 import type { Plugin, Message } from 'esbuild';
 import { InputError } from '../core/errors.js';
 import { IGNORED } from '../core/treeHash.js';
@@ -154,4 +155,69 @@ function bundleError(req: BundleRequest, e: unknown): InputError {
       return new InputError({ file, line: m.location?.line, column: m.location ? m.location.column + 1 : undefined }, `cannot bundle: ${m.text}`);
     }),
   );
+}
+
+/** What a candidate's rollouts run in, when it can run in a `vm` context: the script, or why it cannot. */
+export type ContextScript = { file: string } | { refusal: string };
+
+/** Globals a context offers besides the language's own: those the prelude builds (contextPrelude.ts). */
+const CONTEXT_GLOBALS = new Set(['console', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'clearImmediate', 'queueMicrotask']);
+const MARK = '__whale_needs_node__';
+
+/**
+ * Node's own globals (process, Buffer, URL, fetch, TextEncoder, require, …): what a worker thread
+ * has and a bare `vm` context has not. A candidate that names any of them runs in a worker thread,
+ * so it sees exactly what it would in a process of its own.
+ */
+let nodeOnly: string[] | undefined;
+function nodeOnlyGlobals(): string[] {
+  if (nodeOnly) return nodeOnly;
+  const inContext = new Set(vm.runInNewContext('Object.getOwnPropertyNames(globalThis)', Object.create(null) as object) as string[]);
+  const names = new Set([...Object.getOwnPropertyNames(globalThis), 'require', 'module', 'exports', '__dirname', '__filename', 'global']);
+  return (nodeOnly = [...names].filter((n) => /^[A-Za-z_$][\w$]*$/.test(n) && !inContext.has(n) && !CONTEXT_GLOBALS.has(n)).sort());
+}
+
+/**
+ * The candidate as a script for a context host (worker/contextHost.ts): one function expression,
+ * `(function (module, exports) { …CommonJS bundle… })`, compiled once per process and run in each
+ * rollout's context. Refused, with the reason, when the candidate needs anything of Node's: a
+ * built-in module, a Node global (esbuild's `define` marks every free use of one), `import.meta`,
+ * a dynamic `import()`, or top-level await; such a candidate keeps a worker thread per rollout.
+ * Any doubt sends a candidate to the thread, never the other way.
+ */
+export async function contextScriptFor(req: BundleRequest): Promise<ContextScript> {
+  const esbuild = await import('esbuild');
+  const base = bundleCacheFile(req, esbuild.version).replace(/\.mjs$/, '');
+  const file = `${base}.context.cjs`;
+  const refused = `${base}.context-refused.txt`;
+  if (existsSync(file)) return { file };
+  if (existsSync(refused)) return { refusal: readFileSync(refused, 'utf8') };
+  const refusal = (why: string): ContextScript => {
+    writeFileAtomic(refused, why, { fsync: false });
+    return { refusal: why };
+  };
+  const define: Record<string, string> = { 'import.meta': `${MARK}import_meta` };
+  for (const name of nodeOnlyGlobals()) define[name] = `${MARK}${name}`;
+  let result;
+  try {
+    result = await esbuild.build({
+      entryPoints: [resolvePath(req.dir, req.entry)],
+      absWorkingDir: req.dir,
+      ...HARNESS_PROCESS_BUILD,
+      format: 'cjs',
+      define,
+      metafile: true,
+      plugins: [confinePlugin(req.dir, resolveSdkFile())],
+    });
+  } catch (e) {
+    return refusal(`it does not build as a script (${((e as { errors?: Message[] }).errors?.[0]?.text ?? String(e)).slice(0, 200)})`);
+  }
+  const builtins = Object.values(result.metafile.outputs).flatMap((out) => out.imports.filter((i) => i.external).map((i) => i.path));
+  if (builtins.length) return refusal(`it imports Node's ${[...new Set(builtins)].join(', ')}`);
+  const code = result.outputFiles[0].text;
+  const used = [...new Set([...code.matchAll(new RegExp(`${MARK}(\\w+)`, 'g'))].map((m) => m[1].replace('import_meta', 'import.meta')))];
+  if (used.length) return refusal(`it uses Node's ${used.slice(0, 5).join(', ')}${used.length > 5 ? ', …' : ''}`);
+  if (/\bimport\s*\(/.test(code)) return refusal('it may call import()');
+  writeFileAtomic(file, `(function (module, exports) {\n${code}\n})`, { fsync: false });
+  return { file };
 }

@@ -12,7 +12,7 @@ import { readJsonWithSchema } from '../core/jsonFile.js';
 import { HarnessManifest, MAX_MANIFEST_BYTES, type KnobSpec } from '../core/manifest.js';
 import { gitTreeHash } from '../core/treeHash.js';
 import type { KnobValue } from './sdk.js';
-import { bundleCandidate } from './bundle.js';
+import { bundleCandidate, contextScriptFor, type ContextScript } from './bundle.js';
 
 export interface PreparedHarness {
   /** Absolute folder the harness runs in: the clean materialised copy of the candidate (never the folder it came from). */
@@ -27,6 +27,8 @@ export interface PreparedHarness {
   runtime: 'node' | 'command';
   /** runtime 'node': the self-contained bundle of the entry. */
   bundleFile?: string;
+  /** runtime 'node': the entry as a script for a fresh `vm` context per rollout, or why it needs a worker thread (bundle.ts). */
+  context?: ContextScript;
   /** runtime 'command': the argv run with cwd = dir. */
   command?: string[];
 }
@@ -117,8 +119,9 @@ export async function prepareCandidate(candidateDir: string, cacheDir: string): 
   const manifest = readJsonWithSchema(join(copy.dir, MANIFEST_FILE), HarnessManifest, MAX_MANIFEST_BYTES);
   const base = { dir: copy.dir, sourceDir: dir, treeHash, manifest, knobs: knobValues(manifest), prompts: manifest.prompts, runtime: manifest.runtime };
   if (manifest.runtime === 'node') {
-    const bundleFile = await bundleCandidate({ dir: copy.dir, sourceDir: dir, entry: manifest.entry as string, treeHash, cacheDir });
-    return { ...base, bundleFile };
+    const req = { dir: copy.dir, sourceDir: dir, entry: manifest.entry as string, treeHash, cacheDir };
+    const bundleFile = await bundleCandidate(req);
+    return { ...base, bundleFile, context: await contextScriptFor(req) };
   }
   return { ...base, command: manifest.command as string[] };
 }

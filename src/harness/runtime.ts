@@ -29,6 +29,7 @@ import {
   chooseFilesystem,
   chooseNetwork,
   planCommandWorker,
+  planNodeContextHost,
   planNodeHost,
   planNodeWorker,
   sandboxCapabilities,
@@ -68,6 +69,12 @@ export interface HarnessRuntimeOptions {
    * (warmWorkersSupported). Results are the same either way (tested), so it is not part of any result key.
    */
   warmWorkers?: boolean;
+  /**
+   * Warm processes only: serve each rollout of a candidate that needs nothing of Node's own in a fresh
+   * `vm` context (worker/contextHost.ts) rather than a worker thread. Default: on, unless the
+   * environment says WHALE_CONTEXTS=0. Results are the same either way (tested).
+   */
+  contexts?: boolean;
 }
 
 export interface RolloutOptions {
@@ -94,6 +101,7 @@ export class HarnessRuntime {
   private readonly semaphore: Semaphore;
   private readonly live = new Set<WorkerProcess>();
   private readonly pool: WorkerPool | undefined;
+  private readonly contexts: boolean;
   private closed = false;
   readonly network: NetworkIsolation;
   readonly filesystem: FilesystemIsolation;
@@ -105,6 +113,7 @@ export class HarnessRuntime {
     this.filesystem = chooseFilesystem(o.filesystem ?? 'auto', sandboxCapabilities());
     mkdirSync(o.cacheDir, { recursive: true });
     if ((o.warmWorkers ?? process.env.WHALE_WARM_WORKERS !== '0') && warmWorkersSupported()) this.pool = new WorkerPool(o.concurrency);
+    this.contexts = this.pool !== undefined && (o.contexts ?? process.env.WHALE_CONTEXTS !== '0');
   }
 
   /** Validates and bundles a candidate. Throws InputError (file, field/line) when it is invalid. */
@@ -204,7 +213,16 @@ export class HarnessRuntime {
     return this.pool !== undefined;
   }
 
+  /** How a rollout of this candidate is kept apart from the others: its own process, a worker thread, or a `vm` context of a warm process. */
+  separation(prepared: PreparedHarness): 'process' | 'thread' | 'context' {
+    if (prepared.runtime !== 'node' || !this.pool) return 'process';
+    return this.contexts && prepared.context && 'file' in prepared.context ? 'context' : 'thread';
+  }
+
   private plan(prepared: PreparedHarness, bootstrap: string): SpawnPlan {
+    const separation = this.separation(prepared);
+    if (separation === 'context' && prepared.context && 'file' in prepared.context)
+      return planNodeContextHost({ dir: prepared.dir, bootstrap, script: prepared.context.file, limits: this.o.limits, network: this.network });
     if (prepared.runtime === 'node' && this.pool)
       return planNodeHost({ dir: prepared.dir, bootstrap, bundle: prepared.bundleFile as string, limits: this.o.limits, network: this.network });
     if (prepared.runtime === 'node')
@@ -279,7 +297,10 @@ export class HarnessRuntime {
         peakRssMb: round(outcome.peakRssMb),
         network: plan?.network ?? null,
         filesystem: plan?.filesystem ?? null,
-        ...(prepared.runtime === 'node' ? { warmProcess: this.pool !== undefined } : {}),
+        ...(prepared.runtime === 'node' ? { warmProcess: this.pool !== undefined, separation: this.separation(prepared) } : {}),
+        ...(this.separation(prepared) === 'thread' && this.contexts && prepared.context && 'refusal' in prepared.context
+          ? { threadBecause: prepared.context.refusal }
+          : {}),
       },
     });
     const record = { finalAnswer: outcome.answer, modelCalls: session.modelCalls, events };

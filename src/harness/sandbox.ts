@@ -294,6 +294,37 @@ export function planNodeHost(o: { dir: string; bootstrap: string; bundle: string
   };
 }
 
+/** What a context host (worker/contextHost.ts) needs beyond a one-rollout process: its own few MB of heap. */
+export const CONTEXT_HOST_HEAP_MB = 16;
+
+/**
+ * A warm process that serves a Node candidate's rollouts each in a fresh `vm` context
+ * (worker/contextHost.ts): exactly the wrappers, rlimits and read-only paths of a one-rollout
+ * process (no worker, child-process or write permission; the candidate script in place of the
+ * bundle). The JS heap limit is the process's, the rollout's plus the host's own.
+ */
+export function planNodeContextHost(o: { dir: string; bootstrap: string; script: string; limits: SandboxLimits; network: NetworkIsolation }): SpawnPlan {
+  const caps = sandboxCapabilities();
+  const node = [
+    ...readOnlyNode({ dir: o.dir, bootstrap: o.bootstrap, bundle: o.script }),
+    `--max-old-space-size=${o.limits.memoryMb + CONTEXT_HOST_HEAP_MB}`,
+    '--no-warnings',
+    o.bootstrap,
+    o.script,
+    '--contexts',
+  ];
+  const limits = { ...o.limits, cpuMs: o.limits.cpuMs + WARM_RETIRE_CPU_MS };
+  const full = wrap(caps, o.network, limits, o.limits.memoryMb + NODE_OVERHEAD_MB + CONTEXT_HOST_HEAP_MB + NODE_RESERVED_DATA_MB, node, false);
+  return {
+    command: full[0],
+    args: full.slice(1),
+    env: scrubbedEnv(o.dir, 'node'),
+    cwd: o.dir,
+    network: o.network,
+    rssLimitMb: o.limits.memoryMb + NODE_OVERHEAD_MB + CONTEXT_HOST_HEAP_MB,
+  };
+}
+
 export function planCommandWorker(o: {
   dir: string;
   command: string[];

@@ -22,11 +22,15 @@ import { isMainThread, parentPort } from 'node:worker_threads';
 import { LineSplitter, encodeLine, MAX_LOG_CHARS, PROTOCOL_VERSION } from '../framing.js';
 import type { ChildMessage, RunMessage } from '../protocol.js';
 import type { ChatOptions, ChatReply, HarnessContext, HarnessDefinition, HarnessMessage } from '../sdk.js';
+import { gatewayPost } from './gatewayClient.js';
 import { installNetworkGuard } from './netGuard.js';
 
-// Three roles, one file: a one-rollout process (the default), the main thread of a warm process
-// (`--pool`: only our code runs there), and a worker thread of a warm process serving one rollout.
+// Four roles, one file: a one-rollout process (the default), the main thread of a warm process
+// (`--pool`: only our code runs there), a worker thread of a warm process serving one rollout, and
+// a warm process that serves each rollout in a fresh `vm` context (`--contexts`, contextHost.ts).
 const poolHost = isMainThread && process.argv[3] === '--pool';
+const contextHost = isMainThread && process.argv[3] === '--contexts';
+const hostRole = poolHost || contextHost;
 const inWorker = !isMainThread;
 
 // Protocol frames go straight to fd 1 with fs.writeSync captured before any candidate code loads:
@@ -90,14 +94,14 @@ function fail(message: string, stack?: string): never {
 
 class HarnessFailed extends Error {}
 
-if (!poolHost)
+if (!hostRole)
   process.on(
     'uncaughtException',
     (e) =>
       e instanceof HarnessFailed ||
       swallow(() => fail(`uncaught exception: ${e instanceof Error ? e.message : String(e)}`, e instanceof Error ? e.stack : undefined)),
   );
-if (!poolHost)
+if (!hostRole)
   process.on(
     'unhandledRejection',
     (e) =>
@@ -114,11 +118,11 @@ function swallow(f: () => void): void {
 }
 
 // console.* becomes log events instead of corrupting the protocol stream.
-if (!poolHost)
+if (!hostRole)
   for (const level of ['debug', 'info', 'warn', 'error'] as const) {
     console[level] = (...args: unknown[]) => send({ type: 'log', level, message: clip(format(...args)) });
   }
-if (!poolHost) console.log = (...args: unknown[]) => send({ type: 'log', level: 'info', message: clip(format(...args)) });
+if (!hostRole) console.log = (...args: unknown[]) => send({ type: 'log', level: 'info', message: clip(format(...args)) });
 
 /**
  * The rollout's agent for gateway calls: a connection per call, as before, but with no server name.
@@ -128,43 +132,22 @@ if (!poolHost) console.log = (...args: unknown[]) => send({ type: 'log', level: 
 let gatewayAgent: http.Agent | undefined;
 
 /** One JSON request to the gateway; resolves with the parsed body or rejects with the gateway's error message. */
-function gatewayRequest(run: RunMessage, url: string, body: unknown): Promise<unknown> {
-  const u = new URL(url);
-  const payload = JSON.stringify(body);
+async function gatewayRequest(run: RunMessage, url: string, body: unknown): Promise<unknown> {
   gatewayAgent ??= new http.Agent({ servername: '' } as http.AgentOptions);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        ...(run.gateway.socketPath ? { socketPath: run.gateway.socketPath } : { host: u.hostname, port: Number(u.port) }),
-        path: u.pathname,
-        method: 'POST',
-        agent: gatewayAgent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), authorization: `Bearer ${run.gateway.token}` },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            return reject(new Error(`gateway answered ${res.statusCode} with non-JSON: ${clip(text, 200)}`));
-          }
-          if ((res.statusCode ?? 500) >= 400) {
-            const msg = (parsed as { error?: { message?: string } }).error?.message ?? text;
-            const err = new Error(`gateway: ${msg}`) as Error & { status?: number };
-            err.status = res.statusCode;
-            return reject(err);
-          }
-          resolve(parsed);
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
+  const res = await gatewayPost(run.gateway, url, JSON.stringify(body), gatewayAgent);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(res.text);
+  } catch {
+    throw new Error(`gateway answered ${res.status} with non-JSON: ${clip(res.text, 200)}`);
+  }
+  if (res.status >= 400) {
+    const msg = (parsed as { error?: { message?: string } }).error?.message ?? res.text;
+    const err = new Error(`gateway: ${msg}`) as Error & { status?: number };
+    err.status = res.status;
+    throw err;
+  }
+  return parsed;
 }
 
 function makeContext(run: RunMessage): HarnessContext {
@@ -224,7 +207,10 @@ function begin(run: RunMessage): void {
     if (!(e instanceof HarnessFailed)) swallow(() => fail(e instanceof Error ? e.message : String(e), e instanceof Error ? e.stack : undefined));
   });
 }
-if (poolHost) {
+if (contextHost) {
+  const { runContextHost } = await import('./contextHost.js');
+  runContextHost({ script: bundle });
+} else if (poolHost) {
   const { runPoolHost } = await import('./poolHost.js');
   runPoolHost({ bootstrap: fileURLToPath(import.meta.url), bundle, dir: process.argv[4], heapMb: Number(process.argv[5]) });
 } else if (inWorker) {

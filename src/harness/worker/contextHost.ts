@@ -1,0 +1,244 @@
+/**
+ * The context host: the main thread of a sandboxed harness process that serves many rollouts of ONE
+ * candidate, one after another, each in a fresh `vm` context (its own realm: globals, prototypes,
+ * module state, timers, microtask queue) of one V8 isolate. Started by the bootstrap as
+ *
+ *   node --permission … --max-old-space-size=… whale-bootstrap.mjs <candidate script> --contexts
+ *
+ * under exactly the wrappers and read-only paths of a one-rollout process (no worker, child-process
+ * or write permission). A context costs well under a millisecond where a worker thread costs about
+ * 30 ms of CPU, so this is the default for candidates that need nothing of Node's own (bundle.ts
+ * decides: no built-in module, no Node global such as `process` or `Buffer`); the rest keep a worker
+ * thread per rollout (poolHost.ts).
+ *
+ * Candidate code never holds anything of this realm (contextPrelude.ts says how): it reaches the
+ * model and the tools through `bridge`, which this host answers with gateway calls it makes itself.
+ * A rollout is over when it returns, throws or fails, or when it can no longer make progress (no
+ * timer, no gateway call pending: what ends a one-rollout process's event loop); the host then never
+ * enters that context again, reports `exit`, and takes the next `run`. The engine's limits are per
+ * rollout as for any warm process (one rollout at a time; its CPU, memory and output are this
+ * process's while it runs).
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import vm from 'node:vm';
+import { LineSplitter, MAX_LOG_CHARS, PROTOCOL_VERSION, encodeLine } from '../framing.js';
+import { ParentMessage, parseLine, type ChildMessage, type RunMessage } from '../protocol.js';
+import { contextPrelude, type Bridge, type PreludeApi } from './contextPrelude.js';
+import { gatewayPost } from './gatewayClient.js';
+import { installNetworkGuard } from './netGuard.js';
+
+export interface ContextHostOptions {
+  /** The candidate as a script whose value is its module function (bundle.ts, `contextScript`). */
+  script: string;
+}
+
+/** Node clamps a delay outside 1 ms … 2^31 - 1 ms to 1 ms; so does this. */
+function delayOf(ms: number): number {
+  return Number.isFinite(ms) && ms >= 1 && ms <= 2 ** 31 - 1 ? ms : 1;
+}
+
+function clip(s: string, n = MAX_LOG_CHARS): string {
+  return s.length > n ? s.slice(0, n - 1) + '…' : s;
+}
+
+interface HostTimer {
+  handle: NodeJS.Timeout | NodeJS.Immediate;
+  immediate: boolean;
+  /** A timer that is not ref'd does not keep the rollout going, as in Node's event loop. */
+  refd: boolean;
+}
+
+function cancel(t: HostTimer): void {
+  if (t.immediate) clearImmediate(t.handle as NodeJS.Immediate);
+  else clearTimeout(t.handle as NodeJS.Timeout);
+}
+
+interface Rollout {
+  run: RunMessage;
+  context: vm.Context | undefined;
+  api: PreludeApi | undefined;
+  timers: Map<number, HostTimer>;
+  inflight: number;
+  over: boolean;
+}
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const num = (v: unknown): number => (typeof v === 'number' ? v : Number.NaN);
+
+export function runContextHost(o: ContextHostOptions): void {
+  const writeSync = fs.writeSync;
+  const candidate = new vm.Script(fs.readFileSync(o.script, 'utf8'), { filename: 'harness.js' });
+  const prelude = new vm.Script(`(${String(contextPrelude)})`, { filename: 'whale-prelude.js' });
+  // Entering a context with an empty script runs its microtasks (microtaskMode 'afterEvaluate').
+  const drain = new vm.Script('0', { filename: 'whale-drain.js' });
+  // Gateway connections are this realm's and kept alive between calls and rollouts: no candidate code can reach them.
+  const agent = new http.Agent({ keepAlive: true, servername: '' } as http.AgentOptions);
+  const queue: string[] = [];
+  let current: Rollout | undefined;
+  let guarded = false;
+
+  const frame = (m: ChildMessage, nonce: string) => {
+    const bytes = Buffer.from(encodeLine({ ...m, nonce } as ChildMessage));
+    for (let off = 0; off < bytes.length; ) {
+      try {
+        off += writeSync(1, bytes, off);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+      }
+    }
+  };
+
+  /** The end of a rollout: its last frame, if any, then `exit`; its context is never entered again. */
+  const end = (r: Rollout, last: ChildMessage | undefined, code: number) => {
+    if (r.over) return;
+    r.over = true;
+    for (const t of r.timers.values()) cancel(t);
+    r.timers.clear();
+    r.context = undefined;
+    r.api = undefined;
+    if (last) frame(last, r.run.nonce as string);
+    frame({ type: 'exit', code }, r.run.nonce as string);
+    current = undefined;
+    setImmediate(next);
+  };
+
+  /** Runs `f` (a call into the context) and the microtasks it queued; then checks the rollout can still move. */
+  const enter = (r: Rollout, f: (api: PreludeApi) => void) => {
+    if (r.over || !r.api || !r.context) return;
+    const context = r.context;
+    f(r.api);
+    if (!r.over) drain.runInContext(context);
+    if (!r.over && r.inflight === 0 && ![...r.timers.values()].some((t) => t.refd)) end(r, undefined, 0);
+  };
+
+  const bridgeFor =
+    (r: Rollout): Bridge =>
+    (kind, a, b, c, d) => {
+      try {
+        if (r.over) return undefined;
+        const nonce = r.run.nonce as string;
+        switch (kind) {
+          case 'ready':
+            frame({ type: 'ready', protocol: PROTOCOL_VERSION, runtime: `node ${process.version}` }, nonce);
+            return undefined;
+          case 'log':
+            frame({ type: 'log', level: str(a) as 'info', message: clip(str(b)) }, nonce);
+            return undefined;
+          case 'data': {
+            const data = b === 'j' ? (JSON.parse(str(c)) as unknown) : b === 's' ? str(c) : undefined;
+            frame({ type: 'log', message: clip(str(a)), data }, nonce);
+            return undefined;
+          }
+          case 'result':
+            end(r, { type: 'result', answer: a === 1 ? str(b) : null }, 0);
+            return undefined;
+          case 'fail':
+            end(r, { type: 'error', message: clip(str(a)), stack: str(b) ? clip(str(b)) : undefined }, 1);
+            return undefined;
+          case 'timer': {
+            const id = num(a);
+            const repeat = c === 1;
+            const fire = () => {
+              if (!repeat) r.timers.delete(id);
+              enter(r, (api) => api.dispatch('timer', id));
+            };
+            if (b === -1) r.timers.set(id, { handle: setImmediate(fire), immediate: true, refd: true });
+            else {
+              const ms = delayOf(num(b));
+              r.timers.set(id, { handle: repeat ? setInterval(fire, ms) : setTimeout(fire, ms), immediate: false, refd: true });
+            }
+            return undefined;
+          }
+          case 'clear': {
+            const t = r.timers.get(num(a));
+            if (t) cancel(t);
+            r.timers.delete(num(a));
+            return undefined;
+          }
+          case 'ref': {
+            const t = r.timers.get(num(a));
+            if (t) t.refd = b === 1;
+            return undefined;
+          }
+          case 'refresh': {
+            const t = r.timers.get(num(a));
+            if (t && !t.immediate) (t.handle as NodeJS.Timeout).refresh();
+            return undefined;
+          }
+          case 'request': {
+            const id = num(a);
+            const g = r.run.gateway;
+            const url = b === 'chat' ? `${g.baseUrl}/chat/completions` : `${g.toolsUrl}/${encodeURIComponent(str(c))}`;
+            r.inflight++;
+            gatewayPost(g, url, str(d), agent).then(
+              (res) => {
+                r.inflight--;
+                enter(r, (api) => api.dispatch('reply', id, res.status, res.text));
+              },
+              (e: Error) => {
+                r.inflight--;
+                enter(r, (api) => api.dispatch('reply', id, -1, e.message));
+              },
+            );
+            return undefined;
+          }
+        }
+        return undefined;
+      } catch {
+        return undefined; // nothing of this realm may reach the context, not even an error
+      }
+    };
+
+  const next = () => {
+    if (current) return;
+    const line = queue.shift();
+    if (line === undefined) return;
+    const parsed = parseLine(ParentMessage, line);
+    if (!parsed.ok) {
+      writeSync(2, `bad message from the runtime: ${parsed.error}\n`);
+      process.exit(3);
+    }
+    const run: RunMessage = parsed.message;
+    if (!guarded) {
+      // Nothing in a context can reach the network; the guard is for this realm, as in every harness process.
+      const gw = new URL(run.gateway.baseUrl);
+      installNetworkGuard({ socketPath: run.gateway.socketPath, host: gw.hostname, port: run.gateway.socketPath ? undefined : Number(gw.port) });
+      guarded = true;
+    }
+    const context = vm.createContext(Object.create(null) as object, { microtaskMode: 'afterEvaluate' });
+    const r: Rollout = { run, context, api: undefined, timers: new Map(), inflight: 0, over: false };
+    current = r;
+    const install = prelude.runInContext(context) as typeof contextPrelude;
+    r.api = install(bridgeFor(r), MAX_LOG_CHARS);
+    const fn = candidate.runInContext(context) as Parameters<PreludeApi['start']>[0];
+    // Only what the candidate may see: no gateway address or token, no nonce.
+    const seen = JSON.stringify({ task: run.task, knobs: run.knobs, prompts: run.prompts, tools: run.tools, limits: run.limits });
+    enter(r, (api) => api.start(fn, seen));
+  };
+
+  // An unhandled rejection in a context ends its rollout as it ends a one-rollout process.
+  process.on('unhandledRejection', (reason) => {
+    const r = current;
+    if (!r || r.over || !r.api) return;
+    let described: [string, string | undefined] = ['(an error that cannot be described)', undefined];
+    try {
+      described = JSON.parse(r.api.describe(reason)) as [string, string | undefined];
+    } catch {
+      /* keep the placeholder */
+    }
+    end(r, { type: 'error', message: clip(`unhandled rejection: ${described[0]}`), stack: described[1] ? clip(described[1]) : undefined }, 1);
+  });
+
+  const splitter = new LineSplitter(
+    (line) => {
+      queue.push(line);
+      next();
+    },
+    () => process.exit(3),
+  );
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (c: string) => splitter.push(c));
+  process.stdin.on('end', () => process.exit(0));
+  process.stdin.on('error', () => process.exit(3));
+}
