@@ -208,6 +208,11 @@ export class HarnessRuntime {
     };
   }
 
+  /** Warm processes started so far (0 without them). */
+  get warmProcessesStarted(): number {
+    return this.pool?.started ?? 0;
+  }
+
   /** Whether this runtime serves Node harnesses from warm processes. */
   get warmWorkers(): boolean {
     return this.pool !== undefined;

@@ -173,6 +173,8 @@ export class WarmHost {
 export class WorkerPool {
   private readonly idle: WarmHost[] = [];
   private readonly all = new Set<WarmHost>();
+  /** Processes started so far: how often a rollout could not reuse one. */
+  started = 0;
 
   constructor(private readonly maxIdle: number) {}
 
@@ -189,6 +191,7 @@ export class WorkerPool {
     // Room for it: an idle process of another candidate goes first (a search moves on from candidates).
     if (this.all.size >= this.maxIdle) this.idle.shift()?.kill();
     const h = new WarmHost(key, plan, this);
+    this.started++;
     this.all.add(h);
     return h;
   }

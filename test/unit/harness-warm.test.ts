@@ -191,11 +191,15 @@ function comparable(t: Trajectory): unknown {
   };
 }
 
-test('an embedded kbqa evaluation gives the same key, summary and trajectories with and without warm processes', async () => {
+test('an embedded kbqa evaluation gives the same key, summary and trajectories in a process per rollout, a worker thread and a vm context per rollout', async () => {
   const domain = getDomain('kbqa');
-  const results: { keyHash: string; mean: number; terminations: Record<string, number>; trajs: unknown[]; raw: LogprobsOf[] }[] = [];
-  for (const warmWorkers of [false, true]) {
-    const dir = join(tmp, `eval-${warmWorkers}`);
+  const results: { keyHash: string; mean: number; terminations: Record<string, number>; trajs: unknown[]; raw: LogprobsOf[]; separation: string[] }[] = [];
+  for (const [warmWorkers, contexts] of [
+    [false, false],
+    [true, false],
+    [true, true],
+  ]) {
+    const dir = join(tmp, `eval-${warmWorkers}-${contexts}`);
     const backend = await createBackend({ kind: 'embedded', model: 'base', maxBatch: 64 }, { storeDir: dir });
     const rt = new HarnessRuntime({
       domain,
@@ -205,6 +209,7 @@ test('an embedded kbqa evaluation gives the same key, summary and trajectories w
       concurrency: 4,
       cacheDir: join(dir, 'cache'),
       warmWorkers,
+      contexts,
     });
     try {
       const store = new ResultStore(dir);
@@ -225,25 +230,36 @@ test('an embedded kbqa evaluation gives the same key, summary and trajectories w
       const raw = store.loadTrajectories(r.summary.keyHash).sort((x, y) => x.taskId.localeCompare(y.taskId) || x.sampleIndex - y.sampleIndex);
       const trajs = raw.map(comparable);
       assert.equal(trajs.length, 16);
-      results.push({ keyHash: r.summary.keyHash, mean: r.summary.meanAtK, terminations: r.summary.terminations, trajs, raw });
+      const separation = [...new Set(raw.map((t) => (t.events.find((e) => e.name === 'sandbox')?.data as { separation?: string }).separation ?? '?'))];
+      results.push({ keyHash: r.summary.keyHash, mean: r.summary.meanAtK, terminations: r.summary.terminations, trajs, raw, separation });
     } finally {
       await rt.close();
       await backend.close();
     }
   }
-  const [cold, warm] = results;
-  assert.equal(warm.keyHash, cold.keyHash, 'same result key: cached results stay valid');
-  assert.equal(warm.mean, cold.mean);
-  assert.deepEqual(warm.terminations, cold.terminations);
-  assert.deepEqual(warm.trajs, cold.trajs);
+  const [cold] = results;
+  assert.deepEqual(
+    results.map((r) => r.separation),
+    warmWorkersSupported() ? [['process'], ['thread'], ['context']] : [['process'], ['process'], ['process']],
+    'each mode ran as it says (else this test compares a mode with itself)',
+  );
+  for (const warm of results.slice(1)) {
+    assert.equal(warm.keyHash, cold.keyHash, 'same result key: cached results stay valid');
+    assert.equal(warm.mean, cold.mean);
+    assert.deepEqual(warm.terminations, cold.terminations);
+    assert.deepEqual(warm.trajs, cold.trajs);
+  }
   // Logprobs apart: the embedded model batches whatever calls are in flight together, and its matmuls
   // round differently for another batch, so they may differ at ~1e-7 (CI saw it once, under load).
   // The tokens, answers and verdicts compared above are what must not differ.
   const logprobs = (t: LogprobsOf) => t.modelCalls.flatMap((c) => c.logprobs ?? []);
-  const [lc, lw] = [cold.raw.flatMap(logprobs), warm.raw.flatMap(logprobs)];
-  assert.equal(lw.length, lc.length);
+  const lc = cold.raw.flatMap(logprobs);
   assert.ok(lc.length > 16, 'logprobs were recorded');
-  lw.forEach((x, i) => assert.ok(Math.abs(x - lc[i]) <= 1e-5, `logprob ${i}: ${x} against ${lc[i]}`));
+  for (const warm of results.slice(1)) {
+    const lw = warm.raw.flatMap(logprobs);
+    assert.equal(lw.length, lc.length);
+    lw.forEach((x, i) => assert.ok(Math.abs(x - lc[i]) <= 1e-5, `logprob ${i}: ${x} against ${lc[i]}`));
+  }
   // Not a vacuous comparison: the model really sampled, and the rollouts differ from one another.
   const calls = (cold.trajs as { modelCalls: { completionTokenIds?: number[] }[] }[]).flatMap((t) => t.modelCalls);
   assert.ok(calls.length >= 16 && calls.every((c) => (c.completionTokenIds?.length ?? 0) > 0));

@@ -61,6 +61,9 @@ interface Rollout {
   timers: Map<number, HostTimer>;
   inflight: number;
   over: boolean;
+  /** Inside a call into the context (enter). */
+  entered: boolean;
+  ending?: { last: ChildMessage | undefined; code: number };
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -89,16 +92,27 @@ export function runContextHost(o: ContextHostOptions): void {
     }
   };
 
-  /** The end of a rollout: its last frame, if any, then `exit`; its context is never entered again. */
+  /**
+   * The end of a rollout: its last frame, if any, then `exit`; its context is never entered again.
+   * Inside a call into the context the frames wait until the microtasks that call queued have run:
+   * were they never to stop, the engine must see this rollout still running (its limits then stop
+   * it), not a finished one whose process spins through the next.
+   */
   const end = (r: Rollout, last: ChildMessage | undefined, code: number) => {
     if (r.over) return;
     r.over = true;
     for (const t of r.timers.values()) cancel(t);
     r.timers.clear();
-    r.context = undefined;
     r.api = undefined;
-    if (last) frame(last, r.run.nonce as string);
-    frame({ type: 'exit', code }, r.run.nonce as string);
+    r.ending = { last, code };
+    if (!r.entered) finish(r);
+  };
+  const finish = (r: Rollout) => {
+    const ending = r.ending;
+    if (!ending || r.context === undefined) return;
+    r.context = undefined;
+    if (ending.last) frame(ending.last, r.run.nonce as string);
+    frame({ type: 'exit', code: ending.code }, r.run.nonce as string);
     current = undefined;
     setImmediate(next);
   };
@@ -107,9 +121,15 @@ export function runContextHost(o: ContextHostOptions): void {
   const enter = (r: Rollout, f: (api: PreludeApi) => void) => {
     if (r.over || !r.api || !r.context) return;
     const context = r.context;
-    f(r.api);
-    if (!r.over) drain.runInContext(context);
+    r.entered = true;
+    try {
+      f(r.api);
+      drain.runInContext(context);
+    } finally {
+      r.entered = false;
+    }
     if (!r.over && r.inflight === 0 && ![...r.timers.values()].some((t) => t.refd)) end(r, undefined, 0);
+    else if (r.over) finish(r);
   };
 
   const bridgeFor =
@@ -207,7 +227,7 @@ export function runContextHost(o: ContextHostOptions): void {
       guarded = true;
     }
     const context = vm.createContext(Object.create(null) as object, { microtaskMode: 'afterEvaluate' });
-    const r: Rollout = { run, context, api: undefined, timers: new Map(), inflight: 0, over: false };
+    const r: Rollout = { run, context, api: undefined, timers: new Map(), inflight: 0, over: false, entered: false };
     current = r;
     const install = prelude.runInContext(context) as typeof contextPrelude;
     r.api = install(bridgeFor(r), MAX_LOG_CHARS);

@@ -1,0 +1,138 @@
+/**
+ * Context hosts (worker/contextHost.ts): a warm process that serves each rollout of a candidate in a
+ * fresh `vm` context. What one rollout leaves behind (globals, module scope, polluted prototypes,
+ * timers, promise chains) must not reach the next; nothing of the host's realm may be reachable from
+ * candidate code (every escape route below must find no `process`); every bad ending costs its own
+ * task only, and the process is replaced when it must be; and a candidate that needs anything of
+ * Node's runs in a worker thread instead, saying why.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SandboxLimitsSchema, SamplingSchema } from '../../src/core/config.js';
+import type { Trajectory } from '../../src/core/trajectory.js';
+import type { Task } from '../../src/domains/types.js';
+import { HarnessRuntime } from '../../src/harness/runtime.js';
+import { warmWorkersSupported } from '../../src/harness/sandbox.js';
+import { ScriptedBackend } from '../../src/harness/testing/scriptedBackend.js';
+import { fixtureDomain } from '../fixtures/harnesses/fixtureDomain.js';
+
+const fixture = (name: string) => new URL(`../fixtures/harnesses/${name}`, import.meta.url).pathname;
+const PROBE = fixture('context-probe');
+const tmp = mkdtempSync(join(tmpdir(), 'whale-context-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+const skip = warmWorkersSupported() ? false : 'no warm processes on this Node';
+
+function task(i: number, question: string): Task {
+  return { id: `t${i}-${question}`, split: 'val', public: { id: `t${i}`, question }, private: { answer: 'x', facts: [] } } as unknown as Task;
+}
+
+interface Seen {
+  global: string | null;
+  moduleCounter: number;
+  proto: string | null;
+  arrayProto: string | null;
+  leftoverTimers: number;
+  escapes: Record<string, unknown> | null;
+}
+
+/** Rollouts one at a time (concurrency 1, so each goes to the same warm process while it lives), with the processes started before each. */
+async function sequence(questions: string[], dir = PROBE): Promise<{ trajs: Trajectory[]; started: number[] }> {
+  const rt = new HarnessRuntime({
+    domain: { ...fixtureDomain(), checkRules: undefined },
+    backend: new ScriptedBackend(() => 'answer x'),
+    limits: SandboxLimitsSchema.parse({ wallMs: 4000, cpuMs: 3000, memoryMb: 64 }),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 1,
+    cacheDir: join(tmp, 'cache'),
+  });
+  try {
+    const prepared = await rt.prepare(dir);
+    const trajs: Trajectory[] = [];
+    const started: number[] = [];
+    for (const [i, q] of questions.entries()) {
+      trajs.push(await rt.rollout(prepared, task(i, q), { sampleIndex: 0, seed: i }));
+      started.push(rt.warmProcessesStarted);
+    }
+    return { trajs, started };
+  } finally {
+    await rt.close();
+  }
+}
+
+const seen = (t: Trajectory): Seen => {
+  assert.equal(t.termination, 'answered', `${t.taskId}: ${t.termination} ${t.terminationDetail ?? ''}`);
+  return JSON.parse(t.finalAnswer as string) as Seen;
+};
+const sandboxData = (t: Trajectory) => t.events.find((e) => e.name === 'sandbox')?.data as { separation?: string; threadBecause?: string };
+
+test('a later rollout in the same context host sees nothing an earlier one left: globals, module scope, prototypes, timers', { skip }, async () => {
+  const { trajs, started } = await sequence(['first', 'sleep300', 'third']);
+  assert.deepEqual(started, [1, 1, 1], 'all three rollouts ran in one process (else this test proves nothing)');
+  for (const t of trajs) {
+    assert.equal(sandboxData(t).separation, 'context');
+    const s = seen(t);
+    assert.deepEqual(s, { global: null, moduleCounter: 0, proto: null, arrayProto: null, leftoverTimers: 0, escapes: null });
+    // The earlier rollouts' timers (a timeout at 50 ms, an interval every 30 ms) never fired in a later one.
+    assert.ok(!t.events.some((e) => /leftover/.test(String(e.message))), `${t.taskId}: ${JSON.stringify(t.events.map((e) => e.message))}`);
+  }
+});
+
+test("nothing of the host's realm is reachable from candidate code: constructors, the bridge's errors, stack overflows, call sites, callers", { skip }, async () => {
+  const { trajs } = await sequence(['escape']);
+  const s = seen(trajs[0]);
+  const escapes = s.escapes as Record<string, unknown>;
+  const flat = (v: unknown): string[] => (Array.isArray(v) ? v.flatMap(flat) : [String(v)]);
+  const found = Object.entries(escapes).flatMap(([k, v]) => flat(v).map((x) => [k, x]));
+  assert.ok(found.length >= 15, JSON.stringify(escapes));
+  for (const [k, v] of found) assert.ok(v === 'undefined' || v.startsWith('blocked') || v.startsWith('no '), `${k}: ${v} (${JSON.stringify(escapes)})`);
+  // Not vacuous: the attempts ran (the stack overflow was caught, the call sites were read, the gateway refused).
+  assert.ok((escapes['stack overflow'] as unknown[]).length >= 1);
+  assert.ok((escapes['call sites'] as unknown[]).length >= 2, JSON.stringify(escapes['call sites']));
+  assert.equal(escapes['gateway error'], 'undefined');
+});
+
+test('every bad ending in a context costs its own task only, as in a process of its own; the process is replaced when it must be', { skip }, async () => {
+  const qs = ['ok', 'hang', 'ok', 'heap', 'ok', 'throw-in-timer', 'ok', 'reject', 'ok', 'never', 'ok', 'unref', 'ok', 'spin-after', 'ok'];
+  const { trajs, started } = await sequence(qs);
+  const term = trajs.map((t) => t.termination);
+  assert.deepEqual(term, [
+    'answered',
+    'timeout', // a synchronous loop: the engine's limit kills the process
+    'answered',
+    'memory_limit',
+    'answered',
+    'crash',
+    'answered',
+    'crash',
+    'answered',
+    'protocol_error',
+    'answered',
+    'protocol_error',
+    'answered',
+    'timeout', // answered, then never let go: stopped by its limit, not counted as an answer
+    'answered',
+  ]);
+  assert.match(String(trajs[5].terminationDetail), /uncaught exception: thrown in a timer/);
+  assert.match(String(trajs[7].terminationDetail), /unhandled rejection: nobody caught this/);
+  assert.match(String(trajs[9].terminationDetail), /exited without sending a result/);
+  assert.match(String(trajs[11].terminationDetail), /exited without sending a result/);
+  // Processes: replaced after the hang, the heap overflow and the spin; reused after every clean ending.
+  assert.deepEqual(started, [1, 1, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 4]);
+  for (const i of [0, 2, 4, 6, 8, 10, 12, 14]) assert.deepEqual(seen(trajs[i]).moduleCounter, 0);
+});
+
+test('a candidate that needs anything of Node (a built-in, process, Buffer, URL, …) runs in a worker thread, and the trajectory says why', { skip }, async () => {
+  for (const [name, why] of [
+    ['read-outside', /imports Node's node:fs/],
+    ['env', /uses Node's process/],
+    ['alloc', /uses Node's Buffer/],
+  ] as const) {
+    const { trajs } = await sequence(['x'], fixture(name));
+    const d = sandboxData(trajs[0]);
+    assert.equal(d.separation, 'thread', name);
+    assert.match(String(d.threadBecause), why);
+  }
+});
