@@ -3,10 +3,11 @@
 //   direct:  the same calls made in-process (backend.chat + tool.call), no HTTP, no process;
 //   gateway: the same calls as HTTP requests to the recording gateway, from this process;
 //   sandbox, process per rollout: one sandboxed harness process per rollout (warmWorkers: false);
-//   sandbox, warm processes: a warm sandboxed process per slot, each rollout in a fresh worker thread.
+//   sandbox, worker thread per rollout: a warm sandboxed process per slot, each rollout in a fresh worker thread;
+//   sandbox, vm context per rollout: a warm sandboxed process per slot, each rollout in a fresh vm context (the default).
 // Then against the real embedded model (the shipped base checkpoint), three ways with the same calls,
 // the same sampling parameters and seeds, so the model does the same work on each path:
-//   model only: the calls made in-process; the old path; the new path. The overhead of a path is the
+//   model only: the calls made in-process; then the three sandbox paths. The overhead of a path is the
 //   share of its time per rollout that is not model time: (model-only rate / path rate) - 1.
 // Standalone: node --import tsx scripts/bench-runtime.ts
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -103,27 +104,25 @@ export async function benchRuntime(opts: { rollouts?: number; embeddedRollouts?:
   const cacheDir = mkdtempSync(join(tmpdir(), 'whale-bench-runtime-'));
   const out: Record<string, number> = { concurrency };
   try {
-    const cold = await sandboxRate({ domain, backend, cacheDir, concurrency, n, warmWorkers: false, tasks });
-    const warm = await sandboxRate({ domain, backend, cacheDir, concurrency, n, warmWorkers: true, tasks });
+    const paths = await samePaths((p) => sandboxRate({ domain, backend, cacheDir, concurrency, n, tasks, ...p }));
     Object.assign(out, {
       'instant policy: direct trajectories/s': round(direct.perSec),
       'instant policy: gateway (HTTP, in-process) trajectories/s': round(viaGateway.perSec),
-      'instant policy: sandbox, process per rollout (old) trajectories/s': round(cold.perSec),
-      'instant policy: sandbox, warm processes (new) trajectories/s': round(warm.perSec),
-      'instant policy: new / old throughput': round(warm.perSec / cold.perSec, 2),
       'gateway cost per rollout (ms, 2 chat + 1 tool)': round(1000 / viaGateway.perSec - 1000 / direct.perSec, 3),
-      'sandbox cost per rollout, old (ms, wall at this concurrency)': round(1000 / cold.perSec - 1000 / direct.perSec, 2),
-      'sandbox cost per rollout, new (ms, wall at this concurrency)': round(1000 / warm.perSec - 1000 / direct.perSec, 2),
-      'harness start-up to ready, old (ms, mean under load)': round(cold.startupMs, 1),
-      'harness start-up to ready, new (ms, mean under load)': round(warm.startupMs, 1),
-      'harness CPU per rollout, old (ms, /proc watchdog: misses the last 100 ms of a process)': round(cold.cpuMs, 1),
-      'harness CPU per rollout, new (ms, /proc)': round(warm.cpuMs, 1),
-      'engine + harness CPU per rollout, old (ms, incl. reaped children)': round(cold.totalCpuMs, 1),
-      'engine + harness CPU per rollout, new (ms, incl. starting the warm processes)': round(warm.totalCpuMs, 1),
-      'sandbox pass rate (old, new)': Math.min(cold.passRate, warm.passRate),
     });
+    for (const [name, r] of paths) {
+      out[`instant policy: sandbox, ${name}: trajectories/s`] = round(r.perSec);
+      out[`instant policy: sandbox, ${name}: cost per rollout (ms, wall at this concurrency)`] = round(1000 / r.perSec - 1000 / direct.perSec, 2);
+      out[`instant policy: sandbox, ${name}: start-up to ready (ms, mean under load)`] = round(r.startupMs, 1);
+      out[`instant policy: sandbox, ${name}: harness CPU per rollout (ms, /proc)`] = round(r.cpuMs, 1);
+      out[`instant policy: sandbox, ${name}: engine + harness CPU per rollout (ms)`] = round(r.totalCpuMs, 1);
+    }
+    const [process1, thread, context] = paths.map(([, r]) => r);
+    out['instant policy: context / process throughput'] = round(context.perSec / process1.perSec, 2);
+    out['instant policy: context / thread throughput'] = round(context.perSec / thread.perSec, 2);
+    out['sandbox pass rate (lowest of the three)'] = Math.min(...paths.map(([, r]) => r.passRate));
     Object.assign(out, await embeddedRates({ domain, cacheDir, concurrency, n: opts.embeddedRollouts ?? 64, tasks }));
-    out['network isolation is a namespace (1) or the guard only (0)'] = cold.network === 'namespace' ? 1 : 0;
+    out['network isolation is a namespace (1) or the guard only (0)'] = process1.network === 'namespace' ? 1 : 0;
   } finally {
     rmSync(cacheDir, { recursive: true, force: true });
   }
@@ -148,6 +147,19 @@ async function childrenReaped(timeoutMs = 5000): Promise<void> {
   await new Promise((r) => setTimeout(r, 100));
 }
 
+/** The three ways a Node rollout can be kept apart: a process of its own (old), a worker thread of a warm process, a `vm` context of one (the default). */
+const PATHS = [
+  ['process per rollout', { warmWorkers: false, contexts: false }],
+  ['worker thread per rollout', { warmWorkers: true, contexts: false }],
+  ['vm context per rollout', { warmWorkers: true, contexts: true }],
+] as const;
+
+async function samePaths<R>(run: (p: { warmWorkers: boolean; contexts: boolean }) => Promise<R>): Promise<[string, R][]> {
+  const out: [string, R][] = [];
+  for (const [name, p] of PATHS) out.push([name, await run(p)]);
+  return out;
+}
+
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
 /** Rollouts/s through the real runtime, with per-rollout start-up and CPU from each trajectory's sandbox event. */
@@ -158,6 +170,7 @@ async function sandboxRate(o: {
   concurrency: number;
   n: number;
   warmWorkers: boolean;
+  contexts: boolean;
   tasks: Task[];
   sampling?: typeof SAMPLING;
 }): Promise<{ perSec: number; passRate: number; startupMs: number; cpuMs: number; totalCpuMs: number; network: string; completions: string[] }> {
@@ -169,6 +182,7 @@ async function sandboxRate(o: {
     concurrency: o.concurrency,
     cacheDir: o.cacheDir,
     warmWorkers: o.warmWorkers,
+    contexts: o.contexts,
   });
   const startups: number[] = [];
   const cpus: number[] = [];
@@ -227,23 +241,23 @@ async function embeddedRates(o: { domain: ReturnType<typeof fixtureDomain>; cach
     const modelOnly = await timed(o.n, o.concurrency, async (i) => (await run(i)) === (o.tasks[i % o.tasks.length].private as { answer: string }).answer);
     const modelCpuMs = (cpuWithChildrenMs() - cpu0) / o.n;
     const common = { domain: o.domain, backend, cacheDir: o.cacheDir, concurrency: o.concurrency, n: o.n, tasks: o.tasks, sampling };
-    const cold = await sandboxRate({ ...common, warmWorkers: false });
-    const warm = await sandboxRate({ ...common, warmWorkers: true });
+    const paths = await samePaths((p) => sandboxRate({ ...common, ...p }));
     const same = (xs: string[]) => xs.every((c, i) => c === completions[i]);
-    return {
+    const out: Record<string, number> = {
       'embedded model: model only (in-process calls) rollouts/s': round(modelOnly.perSec, 2),
-      'embedded model: sandbox, process per rollout (old) rollouts/s': round(cold.perSec, 2),
-      'embedded model: sandbox, warm processes (new) rollouts/s': round(warm.perSec, 2),
-      'embedded model: new / old throughput': round(warm.perSec / cold.perSec, 2),
-      'embedded model: overhead of the old path (model-only rate / path rate - 1)': round(modelOnly.perSec / cold.perSec - 1, 3),
-      'embedded model: overhead of the new path (model-only rate / path rate - 1)': round(modelOnly.perSec / warm.perSec - 1, 3),
       'embedded model: CPU per rollout, model only (ms, engine)': round(modelCpuMs, 1),
-      'embedded model: CPU per rollout, old (ms, engine + harness processes)': round(cold.totalCpuMs, 1),
-      'embedded model: CPU per rollout, new (ms, engine + harness processes)': round(warm.totalCpuMs, 1),
-      'embedded model: CPU overhead of the old path (CPU / model-only CPU - 1)': round(cold.totalCpuMs / modelCpuMs - 1, 3),
-      'embedded model: CPU overhead of the new path (CPU / model-only CPU - 1)': round(warm.totalCpuMs / modelCpuMs - 1, 3),
-      'embedded model: every path sampled the same completions (1 yes, 0 no)': same(cold.completions) && same(warm.completions) ? 1 : 0,
     };
+    for (const [name, r] of paths) {
+      out[`embedded model: ${name}: rollouts/s`] = round(r.perSec, 2);
+      out[`embedded model: ${name}: overhead (model-only rate / path rate - 1)`] = round(modelOnly.perSec / r.perSec - 1, 3);
+      out[`embedded model: ${name}: CPU per rollout (ms, engine + harness processes)`] = round(r.totalCpuMs, 1);
+      out[`embedded model: ${name}: CPU overhead (CPU / model-only CPU - 1)`] = round(r.totalCpuMs / modelCpuMs - 1, 3);
+    }
+    const [process1, thread, context] = paths.map(([, r]) => r);
+    out['embedded model: context / process throughput'] = round(context.perSec / process1.perSec, 2);
+    out['embedded model: context / thread throughput'] = round(context.perSec / thread.perSec, 2);
+    out['embedded model: every path sampled the same completions (1 yes, 0 no)'] = paths.every(([, r]) => same(r.completions)) ? 1 : 0;
+    return out;
   } finally {
     await backend.close();
   }
