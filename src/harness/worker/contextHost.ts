@@ -72,7 +72,8 @@ const num = (v: unknown): number => (typeof v === 'number' ? v : Number.NaN);
 export function runContextHost(o: ContextHostOptions): void {
   const writeSync = fs.writeSync;
   const candidate = new vm.Script(fs.readFileSync(o.script, 'utf8'), { filename: 'harness.js' });
-  const prelude = new vm.Script(`(${String(contextPrelude)})`, { filename: 'whale-prelude.js' });
+  // `__name`: what esbuild's keepNames (tsx, when this runs from source) wraps named functions in.
+  const prelude = new vm.Script(`(() => { const __name = (f) => f; return (${String(contextPrelude)}); })()`, { filename: 'whale-prelude.js' });
   // Entering a context with an empty script runs its microtasks (microtaskMode 'afterEvaluate').
   const drain = new vm.Script('0', { filename: 'whale-drain.js' });
   // Gateway connections are this realm's and kept alive between calls and rollouts: no candidate code can reach them.
