@@ -80,19 +80,23 @@ test('a later rollout in the same context host sees nothing an earlier one left:
   }
 });
 
-test("nothing of the host's realm is reachable from candidate code: constructors, the bridge's errors, stack overflows, call sites, callers", { skip }, async () => {
-  const { trajs } = await sequence(['escape']);
-  const s = seen(trajs[0]);
-  const escapes = s.escapes as Record<string, unknown>;
-  const flat = (v: unknown): string[] => (Array.isArray(v) ? v.flatMap(flat) : [String(v)]);
-  const found = Object.entries(escapes).flatMap(([k, v]) => flat(v).map((x) => [k, x]));
-  assert.ok(found.length >= 15, JSON.stringify(escapes));
-  for (const [k, v] of found) assert.ok(v === 'undefined' || v.startsWith('blocked') || v.startsWith('no '), `${k}: ${v} (${JSON.stringify(escapes)})`);
-  // Not vacuous: the attempts ran (the stack overflow was caught, the call sites were read, the gateway refused).
-  assert.ok((escapes['stack overflow'] as unknown[]).length >= 1);
-  assert.ok((escapes['call sites'] as unknown[]).length >= 2, JSON.stringify(escapes['call sites']));
-  assert.equal(escapes['gateway error'], 'undefined');
-});
+test(
+  "nothing of the host's realm is reachable from candidate code: constructors, the bridge's errors, stack overflows, call sites, callers",
+  { skip },
+  async () => {
+    const { trajs } = await sequence(['escape']);
+    const s = seen(trajs[0]);
+    const escapes = s.escapes as Record<string, unknown>;
+    const flat = (v: unknown): string[] => (Array.isArray(v) ? v.flatMap(flat) : [String(v)]);
+    const found = Object.entries(escapes).flatMap(([k, v]) => flat(v).map((x) => [k, x]));
+    assert.ok(found.length >= 15, JSON.stringify(escapes));
+    for (const [k, v] of found) assert.ok(v === 'undefined' || v.startsWith('blocked') || v.startsWith('no '), `${k}: ${v} (${JSON.stringify(escapes)})`);
+    // Not vacuous: the attempts ran (the stack overflow was caught, the call sites were read, the gateway refused).
+    assert.ok((escapes['stack overflow'] as unknown[]).length >= 1);
+    assert.ok((escapes['call sites'] as unknown[]).length >= 2, JSON.stringify(escapes['call sites']));
+    assert.equal(escapes['gateway error'], 'undefined');
+  },
+);
 
 test('every bad ending in a context costs its own task only, as in a process of its own; the process is replaced when it must be', { skip }, async () => {
   const qs = ['ok', 'hang', 'ok', 'heap', 'ok', 'throw-in-timer', 'ok', 'reject', 'ok', 'never', 'ok', 'unref', 'ok', 'spin-after', 'ok'];
@@ -124,15 +128,19 @@ test('every bad ending in a context costs its own task only, as in a process of 
   for (const i of [0, 2, 4, 6, 8, 10, 12, 14]) assert.deepEqual(seen(trajs[i]).moduleCounter, 0);
 });
 
-test('a candidate that needs anything of Node (a built-in, process, Buffer, URL, …) runs in a worker thread, and the trajectory says why', { skip }, async () => {
-  for (const [name, why] of [
-    ['read-outside', /imports Node's node:fs/],
-    ['env', /uses Node's process/],
-    ['alloc', /uses Node's Buffer/],
-  ] as const) {
-    const { trajs } = await sequence(['x'], fixture(name));
-    const d = sandboxData(trajs[0]);
-    assert.equal(d.separation, 'thread', name);
-    assert.match(String(d.threadBecause), why);
-  }
-});
+test(
+  'a candidate that needs anything of Node (a built-in, process, Buffer, URL, …) runs in a worker thread, and the trajectory says why',
+  { skip },
+  async () => {
+    for (const [name, why] of [
+      ['read-outside', /imports Node's node:fs/],
+      ['env', /uses Node's process/],
+      ['alloc', /uses Node's Buffer/],
+    ] as const) {
+      const { trajs } = await sequence(['x'], fixture(name));
+      const d = sandboxData(trajs[0]);
+      assert.equal(d.separation, 'thread', name);
+      assert.match(String(d.threadBecause), why);
+    }
+  },
+);

@@ -84,7 +84,7 @@ export function runContextHost(o: ContextHostOptions): void {
 
   const frame = (m: ChildMessage, nonce: string) => {
     const bytes = Buffer.from(encodeLine({ ...m, nonce } as ChildMessage));
-    for (let off = 0; off < bytes.length; ) {
+    for (let off = 0; off < bytes.length;) {
       try {
         off += writeSync(1, bytes, off);
       } catch (e) {
