@@ -165,16 +165,18 @@ const CONTEXT_GLOBALS = new Set(['console', 'setTimeout', 'clearTimeout', 'setIn
 const MARK = '__whale_needs_node__';
 
 /**
- * Node's own globals (process, Buffer, URL, fetch, TextEncoder, require, …): what a worker thread
- * has and a bare `vm` context has not. A candidate that names any of them runs in a worker thread,
- * so it sees exactly what it would in a process of its own.
+ * Node's own globals (process, Buffer, URL, fetch, TextEncoder, require, …) and FinalizationRegistry:
+ * what a worker thread has and a rollout's context has not. A candidate that names any of them runs
+ * in a worker thread, so it sees exactly what it would in a process of its own.
  */
 let nodeOnly: string[] | undefined;
 function nodeOnlyGlobals(): string[] {
   if (nodeOnly) return nodeOnly;
   const inContext = new Set(vm.runInNewContext('Object.getOwnPropertyNames(globalThis)', Object.create(null) as object) as string[]);
   const names = new Set([...Object.getOwnPropertyNames(globalThis), 'require', 'module', 'exports', '__dirname', '__filename', 'global']);
-  return (nodeOnly = [...names].filter((n) => /^[A-Za-z_$][\w$]*$/.test(n) && !inContext.has(n) && !CONTEXT_GLOBALS.has(n)).sort());
+  const node = [...names].filter((n) => /^[A-Za-z_$][\w$]*$/.test(n) && !inContext.has(n) && !CONTEXT_GLOBALS.has(n));
+  // FinalizationRegistry is the language's, but a context has none (contextPrelude.ts says why).
+  return (nodeOnly = [...node, 'FinalizationRegistry'].sort());
 }
 
 /**
@@ -187,7 +189,9 @@ function nodeOnlyGlobals(): string[] {
  */
 export async function contextScriptFor(req: BundleRequest): Promise<ContextScript> {
   const esbuild = await import('esbuild');
-  const base = bundleCacheFile(req, esbuild.version).replace(/\.mjs$/, '');
+  // The names that send a candidate to a thread are part of the decision, and so of its cache key.
+  const rule = createHash('sha256').update(nodeOnlyGlobals().join(',')).digest('hex').slice(0, 8);
+  const base = `${bundleCacheFile(req, esbuild.version).replace(/\.mjs$/, '')}-${rule}`;
   const file = `${base}.context.cjs`;
   const refused = `${base}.context-refused.txt`;
   if (existsSync(file)) return { file };
@@ -216,7 +220,7 @@ export async function contextScriptFor(req: BundleRequest): Promise<ContextScrip
   if (builtins.length) return refusal(`it imports Node's ${[...new Set(builtins)].join(', ')}`);
   const code = result.outputFiles[0].text;
   const used = [...new Set([...code.matchAll(new RegExp(`${MARK}(\\w+)`, 'g'))].map((m) => m[1].replace('import_meta', 'import.meta')))];
-  if (used.length) return refusal(`it uses Node's ${used.slice(0, 5).join(', ')}${used.length > 5 ? ', …' : ''}`);
+  if (used.length) return refusal(`it uses ${used.slice(0, 5).join(', ')}${used.length > 5 ? ', …' : ''} (a context offers none of them)`);
   if (/\bimport\s*\(/.test(code)) return refusal('it may call import()');
   writeFileAtomic(file, `(function (module, exports) {\n${code}\n})`, { fsync: false });
   return { file };

@@ -308,6 +308,8 @@ export function planNodeContextHost(o: { dir: string; bootstrap: string; script:
   const node = [
     ...readOnlyNode({ dir: o.dir, bootstrap: o.bootstrap, bundle: o.script }),
     `--max-old-space-size=${o.limits.memoryMb + CONTEXT_HOST_HEAP_MB}`,
+    // The host's realm compiles no code from strings; each rollout's context is given eval back (contextHost.ts).
+    '--disallow-code-generation-from-strings',
     '--no-warnings',
     o.bootstrap,
     o.script,

@@ -118,6 +118,17 @@ export function runContextHost(o: ContextHostOptions): void {
     setImmediate(next);
   };
 
+  /**
+   * Something of the context's reached this realm's frames: the prelude never lets that happen, so
+   * the candidate found a way. The value is never touched (reading an error's `stack` from here would
+   * hand this realm's call sites to the context's Error.prepareStackTrace); the rollout ends as a
+   * crash and the process exits without reporting `exit`, so no later rollout runs in it.
+   */
+  const broken = (r: Rollout | undefined) => {
+    if (r && !r.over) frame({ type: 'error', message: 'the harness broke out of its runtime: an exception left its context' }, r.run.nonce as string);
+    process.exit(70);
+  };
+
   /** Runs `f` (a call into the context) and the microtasks it queued; then checks the rollout can still move. */
   const enter = (r: Rollout, f: (api: PreludeApi) => void) => {
     if (r.over || !r.api || !r.context) return;
@@ -126,6 +137,8 @@ export function runContextHost(o: ContextHostOptions): void {
     try {
       f(r.api);
       drain.runInContext(context);
+    } catch {
+      broken(r);
     } finally {
       r.entered = false;
     }
@@ -227,7 +240,9 @@ export function runContextHost(o: ContextHostOptions): void {
       installNetworkGuard({ socketPath: run.gateway.socketPath, host: gw.hostname, port: run.gateway.socketPath ? undefined : Number(gw.port) });
       guarded = true;
     }
-    const context = vm.createContext(Object.create(null) as object, { microtaskMode: 'afterEvaluate' });
+    // This realm runs with code generation from strings off (planNodeContextHost): a way into it
+    // that ends in its `Function` gets an EvalError. The candidate's context keeps eval.
+    const context = vm.createContext(Object.create(null) as object, { microtaskMode: 'afterEvaluate', codeGeneration: { strings: true, wasm: true } });
     const r: Rollout = { run, context, api: undefined, timers: new Map(), inflight: 0, over: false, entered: false };
     current = r;
     const install = prelude.runInContext(context) as typeof contextPrelude;
@@ -237,6 +252,10 @@ export function runContextHost(o: ContextHostOptions): void {
     const seen = JSON.stringify({ task: run.task, knobs: run.knobs, prompts: run.prompts, tools: run.tools, limits: run.limits });
     enter(r, (api) => api.start(fn, seen));
   };
+
+  // Node's fatal-exception path reads an uncaught error's `stack` from this realm (see `broken`): the
+  // capture callback runs first and leaves the value alone. Only candidate code can throw here.
+  process.setUncaughtExceptionCaptureCallback(() => broken(current));
 
   // An unhandled rejection in a context ends its rollout as it ends a one-rollout process.
   process.on('unhandledRejection', (reason) => {

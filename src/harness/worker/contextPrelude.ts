@@ -82,9 +82,18 @@ export function contextPrelude(bridge: Bridge, maxLogChars: number): PreludeApi 
     }
   }
 
+  /** Never throws: an error here would leave the context for the host's frames, which must never hold one (contextHost.ts). */
   function fail(prefix: string, e: unknown): void {
-    const [message, stack] = describe(e);
-    call('fail', prefix + message, stack ?? '');
+    try {
+      const [message, stack] = describe(e);
+      call('fail', prefix + clip(message, maxLogChars), clip(stack ?? '', maxLogChars));
+    } catch {
+      try {
+        call('fail', prefix + '(an error that cannot be described)', '');
+      } catch {
+        /* the host ends the rollout when nothing comes */
+      }
+    }
   }
 
   // util.format's common cases; objects are shown much as util.inspect shows them.
@@ -224,6 +233,11 @@ export function contextPrelude(bridge: Bridge, maxLogChars: number): PreludeApi 
     },
   };
   for (const name of keys(globals)) defineProperty(G, name, { value: globals[name], writable: true, configurable: true, enumerable: false });
+  // A FinalizationRegistry's cleanup runs as a task of V8's own, outside any call the host makes into
+  // this context: after the rollout is over, in the middle of a later one, with the host's frames
+  // around it. Nothing else in the language schedules code that way (promise jobs wait in this
+  // context's own queue, which only the host drains).
+  delete (G as { FinalizationRegistry?: unknown }).FinalizationRegistry;
 
   function request(kind: string, name: string, body: string): Promise<string> {
     return new Prom<string>((resolve, reject) => {
