@@ -43,7 +43,7 @@ async function sequence(questions: string[], dir = PROBE, memoryMb = 64): Promis
   const rt = new HarnessRuntime({
     domain: { ...fixtureDomain(), checkRules: undefined },
     backend: new ScriptedBackend(() => 'answer x'),
-    limits: SandboxLimitsSchema.parse({ wallMs: 4000, cpuMs: 3000, memoryMb }),
+    limits: SandboxLimitsSchema.parse({ wallMs: 4000, cpuMs: 10_000, memoryMb }), // CPU above wall: a loop always ends as `timeout`
     sampling: SamplingSchema.parse({}),
     concurrency: 1,
     cacheDir: join(tmp, 'cache'),
