@@ -165,7 +165,8 @@ const CONTEXT_GLOBALS = new Set(['console', 'setTimeout', 'clearTimeout', 'setIn
 const MARK = '__whale_needs_node__';
 
 /**
- * Node's own globals (process, Buffer, URL, fetch, TextEncoder, require, …) and FinalizationRegistry:
+ * Node's own globals (process, Buffer, URL, fetch, TextEncoder, require, …), FinalizationRegistry,
+ * WebAssembly and Atomics:
  * what a worker thread has and a rollout's context has not. A candidate that names any of them runs
  * in a worker thread, so it sees exactly what it would in a process of its own.
  */
@@ -175,8 +176,8 @@ function nodeOnlyGlobals(): string[] {
   const inContext = new Set(vm.runInNewContext('Object.getOwnPropertyNames(globalThis)', Object.create(null) as object) as string[]);
   const names = new Set([...Object.getOwnPropertyNames(globalThis), 'require', 'module', 'exports', '__dirname', '__filename', 'global']);
   const node = [...names].filter((n) => /^[A-Za-z_$][\w$]*$/.test(n) && !inContext.has(n) && !CONTEXT_GLOBALS.has(n));
-  // FinalizationRegistry is the language's, but a context has none (contextPrelude.ts says why).
-  return (nodeOnly = [...node, 'FinalizationRegistry'].sort());
+  // The language's, but not all of them are in a context (contextPrelude.ts says why).
+  return (nodeOnly = [...node, 'FinalizationRegistry', 'WebAssembly', 'Atomics'].sort());
 }
 
 /**

@@ -308,8 +308,11 @@ export function planNodeContextHost(o: { dir: string; bootstrap: string; script:
   const node = [
     ...readOnlyNode({ dir: o.dir, bootstrap: o.bootstrap, bundle: o.script }),
     `--max-old-space-size=${o.limits.memoryMb + CONTEXT_HOST_HEAP_MB}`,
-    // The host's realm compiles no code from strings; each rollout's context is given eval back (contextHost.ts).
+    // The host's realm compiles no code from strings and its built-ins are frozen, so a way into it
+    // from a context finds nothing to run and nothing to hook; each rollout's context is given eval
+    // back and has built-ins of its own (contextHost.ts).
     '--disallow-code-generation-from-strings',
+    '--frozen-intrinsics',
     '--no-warnings',
     o.bootstrap,
     o.script,

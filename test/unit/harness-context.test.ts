@@ -133,7 +133,7 @@ test(
   { skip },
   async () => {
     // Room for a string at V8's length limit (512 MB): below it the rollout ends as memory_limit, which proves nothing here.
-  const { trajs, started } = await sequence(['ok', 'huge-throw', 'ok', 'finalizer', 'ok'], PROBE, 1400);
+    const { trajs, started } = await sequence(['ok', 'huge-throw', 'ok', 'finalizer', 'ok'], PROBE, 1400);
     assert.deepEqual(
       trajs.map((t) => t.termination),
       ['answered', 'crash', 'answered', 'answered', 'answered'],
@@ -146,6 +146,20 @@ test(
 );
 
 test(
+  "what of the host's realm a context can reach is inert: its Function compiles nothing, its built-ins cannot be changed; no asynchronous WebAssembly",
+  { skip },
+  async () => {
+    const { trajs, started } = await sequence(['host-error', 'ok', 'wasm', 'ok']);
+    assert.equal(trajs[0].termination, 'answered', String(trajs[0].terminationDetail));
+    const report = JSON.parse(String(trajs[0].finalAnswer)) as Record<string, string>;
+    assert.deepEqual(report, { hostRealm: 'true', eval: 'blocked: EvalError', 'hook apply': 'blocked: TypeError', 'hook toJSON': 'blocked: TypeError' });
+    assert.equal(trajs[2].finalAnswer, 'compile: undefined, instantiate: undefined, compileStreaming: undefined, Module: function');
+    assert.deepEqual(seen(trajs[1]).moduleCounter, 0);
+    assert.deepEqual(started, [1, 1, 1, 1]);
+  },
+);
+
+test(
   'a candidate that needs anything of Node (a built-in, process, Buffer, URL, …) runs in a worker thread, and the trajectory says why',
   { skip },
   async () => {
@@ -154,6 +168,7 @@ test(
       ['env', /uses process/],
       ['alloc', /uses Buffer/],
       ['finalizer', /uses FinalizationRegistry/],
+      ['wasm-named', /uses WebAssembly/],
     ] as const) {
       const { trajs } = await sequence(['x'], fixture(name));
       const d = sandboxData(trajs[0]);

@@ -238,6 +238,14 @@ export function contextPrelude(bridge: Bridge, maxLogChars: number): PreludeApi 
   // around it. Nothing else in the language schedules code that way (promise jobs wait in this
   // context's own queue, which only the host drains).
   delete (G as { FinalizationRegistry?: unknown }).FinalizationRegistry;
+  // The same for WebAssembly's asynchronous compiles (V8 settles them from a task of its own, which
+  // looks up `then` on the result: candidate code, outside the host's calls) and for the streaming
+  // ones, which Node answers from its own realm; and for Atomics.waitAsync. Candidates that name
+  // WebAssembly or Atomics run in a thread (bundle.ts); this is for those that reach them by name.
+  const wasm = (G as unknown as Record<string, Record<string, unknown> | undefined>).WebAssembly;
+  if (wasm) for (const name of ['compile', 'instantiate', 'compileStreaming', 'instantiateStreaming']) delete wasm[name];
+  const atomics = (G as unknown as Record<string, Record<string, unknown> | undefined>).Atomics;
+  if (atomics) delete atomics.waitAsync;
 
   function request(kind: string, name: string, body: string): Promise<string> {
     return new Prom<string>((resolve, reject) => {
