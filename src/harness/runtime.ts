@@ -213,6 +213,11 @@ export class HarnessRuntime {
     return this.pool?.started ?? 0;
   }
 
+  /** CPU (ms) the live warm processes have used so far, their start-up included (0 without them). */
+  get warmProcessesCpuMs(): number {
+    return this.pool?.cpuMs ?? 0;
+  }
+
   /** Whether this runtime serves Node harnesses from warm processes. */
   get warmWorkers(): boolean {
     return this.pool !== undefined;

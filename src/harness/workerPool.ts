@@ -208,6 +208,13 @@ export class WorkerPool {
     if (i >= 0) this.idle.splice(i, 1);
   }
 
+  /** CPU (ms) the live processes have used so far, start-up included. */
+  get cpuMs(): number {
+    let sum = 0;
+    for (const h of this.all) sum += h.cpuMs() ?? 0;
+    return sum;
+  }
+
   get size(): number {
     return this.all.size;
   }
