@@ -313,6 +313,7 @@ export function planNodeContextHost(o: { dir: string; bootstrap: string; script:
     // back and has built-ins of its own (contextHost.ts).
     '--disallow-code-generation-from-strings',
     '--frozen-intrinsics',
+    '--expose-gc', // the host's own global only: a full collection before it decides that a rollout left memory behind
     '--no-warnings',
     o.bootstrap,
     o.script,

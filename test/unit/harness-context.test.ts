@@ -149,13 +149,29 @@ test(
   "what of the host's realm a context can reach is inert: its Function compiles nothing, its built-ins cannot be changed; no asynchronous WebAssembly",
   { skip },
   async () => {
-    const { trajs, started } = await sequence(['host-error', 'ok', 'wasm', 'ok']);
+    const { trajs, started } = await sequence(['host-error', 'ok', 'wasm', 'ok', 'callsite-stash', 'callsite-stash']);
     assert.equal(trajs[0].termination, 'answered', String(trajs[0].terminationDetail));
     const report = JSON.parse(String(trajs[0].finalAnswer)) as Record<string, string>;
     assert.deepEqual(report, { hostRealm: 'true', eval: 'blocked: EvalError', 'hook apply': 'blocked: TypeError', 'hook toJSON': 'blocked: TypeError' });
     assert.equal(trajs[2].finalAnswer, 'compile: undefined, instantiate: undefined, compileStreaming: undefined, Module: function');
     assert.deepEqual(seen(trajs[1]).moduleCounter, 0);
-    assert.deepEqual(started, [1, 1, 1, 1]);
+    // The host's call sites can be reached, but their prototype (shared by the process) is frozen: nothing is carried to the next rollout.
+    assert.equal(trajs[4].finalAnswer, 'host call sites: host, frozen true, previous none');
+    assert.equal(trajs[5].finalAnswer, 'host call sites: host, frozen true, previous none');
+    assert.deepEqual(started, [1, 1, 1, 1, 1, 1]);
+  },
+);
+
+test(
+  'a rollout that leaves memory behind where the host cannot free it (the Symbol.for registry) retires its process: the next rollout is not charged for it',
+  { skip },
+  async () => {
+    const { trajs, started } = await sequence(['ok', 'symbol-hog', 'ok', 'ok']);
+    assert.deepEqual(
+      trajs.map((t) => t.termination),
+      ['answered', 'answered', 'answered', 'answered'],
+    );
+    assert.deepEqual(started, [1, 1, 2, 2], 'a new process after the rollout that left 24 MB behind, and only then');
   },
 );
 

@@ -21,6 +21,7 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
+import v8 from 'node:v8';
 import vm from 'node:vm';
 import { LineSplitter, MAX_LOG_CHARS, PROTOCOL_VERSION, encodeLine } from '../framing.js';
 import { ParentMessage, parseLine, type ChildMessage, type RunMessage } from '../protocol.js';
@@ -69,7 +70,78 @@ interface Rollout {
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number.NaN);
 
+/**
+ * Process-wide things a context could change for the rollouts after it, settled before the first:
+ *
+ * - The host's CallSite prototype: V8 makes call sites in the realm current when a stack is
+ *   formatted, which a context can arrange to be the host's (a host built-in reading a context
+ *   error's `stack`). It is not reachable from `globalThis`, so --frozen-intrinsics leaves it alone;
+ *   unfrozen, it can carry state (or memory) from one rollout to the next. Frozen here, with its
+ *   constructor and methods, from call sites got the same way.
+ * - V8's protectors: process-wide switches for fast paths that hold while every realm's built-ins
+ *   are untouched. A rollout that changes its own `Object.prototype` or `Array.prototype[Symbol.iterator]`
+ *   turns them off for every later rollout, which then runs slower and may meet its CPU limit. So
+ *   they are turned off here, in a throwaway context, and every rollout starts alike.
+ */
+function settleProcessWideState(): void {
+  const probe = vm.createContext(Object.create(null) as object);
+  const error = vm.runInContext('Error.stackTraceLimit = 1; Error.prepareStackTrace = (e, t) => t; new Error("call sites")', probe) as { stack: unknown };
+  const sites = error.stack as object[];
+  const proto = Object.getPrototypeOf(sites[0]) as Record<string | symbol, unknown>;
+  for (const key of Reflect.ownKeys(proto)) {
+    const v = proto[key];
+    if (typeof v === 'function') Object.freeze(v);
+  }
+  Object.freeze((proto as { constructor: object }).constructor);
+  Object.freeze(proto);
+  vm.runInContext(
+    `const arrayIterator = Object.getPrototypeOf([][Symbol.iterator]());
+     const stringIterator = Object.getPrototypeOf(''[Symbol.iterator]());
+     const mapIterator = Object.getPrototypeOf(new Map()[Symbol.iterator]());
+     const setIterator = Object.getPrototypeOf(new Set()[Symbol.iterator]());
+     const noop = function () {};
+     Object.prototype[0] = 0;
+     Array.prototype[0] = 0;
+     Array.prototype.constructor = noop;
+     Object.defineProperty(Array, Symbol.species, { value: Array });
+     Array.prototype[Symbol.iterator] = noop;
+     arrayIterator.next = noop;
+     Array.prototype[Symbol.isConcatSpreadable] = true;
+     String.prototype[Symbol.iterator] = noop;
+     stringIterator.next = noop;
+     Map.prototype[Symbol.iterator] = noop;
+     mapIterator.next = noop;
+     Set.prototype[Symbol.iterator] = noop;
+     setIterator.next = noop;
+     Promise.prototype.then = noop;
+     Promise.resolve = noop;
+     Object.defineProperty(Promise, Symbol.species, { value: Promise });
+     Object.defineProperty(RegExp, Symbol.species, { value: RegExp });
+     RegExp.prototype.exec = noop;
+     Object.defineProperty(Object.getPrototypeOf(Int8Array), Symbol.species, { value: Int8Array });
+     Number.prototype[Symbol.toPrimitive] = noop;
+     String.prototype[Symbol.replace] = noop;
+     String.prototype[Symbol.split] = noop;`,
+    probe,
+  );
+}
+
+/**
+ * A rollout may leave memory reachable from something process-wide that this host does not know of;
+ * the next rollout would then meet the memory limit for it. After each rollout the heap must be back
+ * near where it was (a full collection decides, and only when it has grown): else the process retires.
+ */
+function heapGrewFrom(baseline: number): boolean {
+  const slack = Math.max(8 * 2 ** 20, v8.getHeapStatistics().heap_size_limit / 8);
+  if (v8.getHeapStatistics().used_heap_size <= baseline + slack) return false;
+  (globalThis as { gc?: () => void }).gc?.();
+  return v8.getHeapStatistics().used_heap_size > baseline + slack;
+}
+
 export function runContextHost(o: ContextHostOptions): void {
+  settleProcessWideState();
+  (globalThis as { gc?: () => void }).gc?.();
+  let heapBaseline = v8.getHeapStatistics().used_heap_size;
   const writeSync = fs.writeSync;
   const candidate = new vm.Script(fs.readFileSync(o.script, 'utf8'), { filename: 'harness.js' });
   // `__name`: what esbuild's keepNames (tsx, when this runs from source) wraps named functions in.
@@ -81,6 +153,7 @@ export function runContextHost(o: ContextHostOptions): void {
   const queue: string[] = [];
   let current: Rollout | undefined;
   let guarded = false;
+  let served = 0;
 
   const frame = (m: ChildMessage, nonce: string) => {
     const bytes = Buffer.from(encodeLine({ ...m, nonce } as ChildMessage));
@@ -113,6 +186,10 @@ export function runContextHost(o: ContextHostOptions): void {
     if (!ending || r.context === undefined) return;
     r.context = undefined;
     if (ending.last) frame(ending.last, r.run.nonce as string);
+    // Retire rather than hand the next rollout a heap this one left full: no `exit`, so the engine
+    // takes the process for finished with, and the next rollout gets a new one.
+    if (heapGrewFrom(heapBaseline)) process.exit(0);
+    if (served++ === 0) heapBaseline = Math.max(heapBaseline, v8.getHeapStatistics().used_heap_size); // the candidate's code, compiled once
     frame({ type: 'exit', code: ending.code }, r.run.nonce as string);
     current = undefined;
     setImmediate(next);
