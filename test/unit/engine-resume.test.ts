@@ -146,12 +146,14 @@ test('a run killed and stopped at random moments and resumed ends exactly like a
     // Short enough that SIGNALS of them land before the work runs out (each attempt gets ~6% of it on average).
     const delay = early ? 200 + rng.int(1500) : rng.int(Math.max(1500, Math.floor(took * 0.12)));
     let timer: NodeJS.Timeout | undefined;
+    let hit = false;
     const arm = (ms: number) => {
       if (signal && !timer)
         timer = setTimeout(() => {
           const at = `${signal} in ${where(stderr)}`;
           if (child.exitCode === null && child.kill(signal)) {
             signals++;
+            hit = true;
             landed[at] = (landed[at] ?? 0) + 1;
           }
         }, ms);
@@ -171,6 +173,11 @@ test('a run killed and stopped at random moments and resumed ends exactly like a
     for (let i = 0; i < 20 && harnessesOf(new Set([child.pid!])).length; i++) await new Promise((res) => setTimeout(res, 100));
     assert.deepEqual(harnessesOf(new Set([child.pid!])), [], `harness processes outlived engine ${child.pid}`);
     if (exited === 0 && completedWork(killed).state.finished) break;
+    // An engine that stopped on its own without finishing the run: a failure of resume, not of this test's timing.
+    assert.ok(
+      hit,
+      `attempt ${attempt} (${args.slice(3).join(' ')}) exited ${exited} without a signal and without finishing the run; stderr: …${stderr.slice(-1500)}`,
+    );
   }
   console.log(
     `kill-and-resume: straight run ${(took / 1000).toFixed(0)} s; interrupted run ${((Date.now() - t1) / 1000).toFixed(0)} s over ${engines.size} engine starts, ${signals} signals: ${Object.entries(
