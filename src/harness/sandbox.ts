@@ -270,7 +270,6 @@ export const WARM_RETIRE_CPU_MS = 30_000;
  * (resourceLimits), per rollout.
  */
 export function planNodeHost(o: { dir: string; bootstrap: string; bundle: string; limits: SandboxLimits; network: NetworkIsolation }): SpawnPlan {
-  const caps = sandboxCapabilities();
   const node = [
     ...readOnlyNode(o),
     '--allow-fs-read=/proc/self/fd',
@@ -282,15 +281,23 @@ export function planNodeHost(o: { dir: string; bootstrap: string; bundle: string
     o.dir,
     String(o.limits.memoryMb),
   ];
+  return warmPlan(o, node, WARM_HOST_OVERHEAD_MB);
+}
+
+/**
+ * The wrappers of a warm process around `node`: a one-rollout process's, with the CPU backstop raised
+ * for its whole life (WARM_RETIRE_CPU_MS) and `hostMb` more memory for the host's own needs.
+ */
+function warmPlan(o: { dir: string; limits: SandboxLimits; network: NetworkIsolation }, node: string[], hostMb: number): SpawnPlan {
   const limits = { ...o.limits, cpuMs: o.limits.cpuMs + WARM_RETIRE_CPU_MS };
-  const full = wrap(caps, o.network, limits, o.limits.memoryMb + NODE_OVERHEAD_MB + WARM_HOST_OVERHEAD_MB + NODE_RESERVED_DATA_MB, node, false);
+  const full = wrap(sandboxCapabilities(), o.network, limits, o.limits.memoryMb + NODE_OVERHEAD_MB + hostMb + NODE_RESERVED_DATA_MB, node, false);
   return {
     command: full[0],
     args: full.slice(1),
     env: scrubbedEnv(o.dir, 'node'),
     cwd: o.dir,
     network: o.network,
-    rssLimitMb: o.limits.memoryMb + NODE_OVERHEAD_MB + WARM_HOST_OVERHEAD_MB,
+    rssLimitMb: o.limits.memoryMb + NODE_OVERHEAD_MB + hostMb,
   };
 }
 
@@ -304,7 +311,6 @@ export const CONTEXT_HOST_HEAP_MB = 16;
  * bundle). The JS heap limit is the process's, the rollout's plus the host's own.
  */
 export function planNodeContextHost(o: { dir: string; bootstrap: string; script: string; limits: SandboxLimits; network: NetworkIsolation }): SpawnPlan {
-  const caps = sandboxCapabilities();
   const node = [
     ...readOnlyNode({ dir: o.dir, bootstrap: o.bootstrap, bundle: o.script }),
     `--max-old-space-size=${o.limits.memoryMb + CONTEXT_HOST_HEAP_MB}`,
@@ -319,16 +325,7 @@ export function planNodeContextHost(o: { dir: string; bootstrap: string; script:
     o.script,
     '--contexts',
   ];
-  const limits = { ...o.limits, cpuMs: o.limits.cpuMs + WARM_RETIRE_CPU_MS };
-  const full = wrap(caps, o.network, limits, o.limits.memoryMb + NODE_OVERHEAD_MB + CONTEXT_HOST_HEAP_MB + NODE_RESERVED_DATA_MB, node, false);
-  return {
-    command: full[0],
-    args: full.slice(1),
-    env: scrubbedEnv(o.dir, 'node'),
-    cwd: o.dir,
-    network: o.network,
-    rssLimitMb: o.limits.memoryMb + NODE_OVERHEAD_MB + CONTEXT_HOST_HEAP_MB,
-  };
+  return warmPlan(o, node, CONTEXT_HOST_HEAP_MB);
 }
 
 export function planCommandWorker(o: {
