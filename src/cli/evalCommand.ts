@@ -52,7 +52,15 @@ export async function run(values: Values): Promise<number> {
 
   const backend = await createBackend(backendCfg, { storeDir: project.storeDir });
   if (typeof values.policy === 'string') await publishPolicy(backend, values.policy);
-  const runtime = new HarnessRuntime({ domain, backend, limits: config.sandbox, sampling, concurrency, cacheDir: join(project.storeDir, 'cache', 'bundles') });
+  const runtime = new HarnessRuntime({
+    domain,
+    backend,
+    limits: config.sandbox,
+    separation: config.sandbox.separation,
+    sampling,
+    concurrency,
+    cacheDir: join(project.storeDir, 'cache', 'bundles'),
+  });
   try {
     const progress = new Progress(`eval ${domain.id}/${split}`);
     const result = await evaluate({

@@ -18,6 +18,12 @@ export const SandboxLimitsSchema = z
     outputBytes: z.number().int().positive().default(1_000_000).describe('bytes the harness may write on the protocol'),
     maxTurns: z.number().int().positive().default(16).describe('model calls per rollout (hard cap, above any harness setting)'),
     maxTokens: z.number().int().positive().default(4096).describe('completion tokens per rollout'),
+    separation: z
+      .enum(['context', 'thread', 'process'])
+      .optional()
+      .describe(
+        "how the rollouts of a Node harness are kept apart: 'context' (default: a fresh vm context per rollout in a warm sandboxed process, the fastest), 'thread' (a worker thread per rollout: a V8 isolate of its own), 'process' (a process per rollout, the slowest). WHALE_CONTEXTS=0 or WHALE_WARM_WORKERS=0 in the environment asks for thread or process; the stricter of the two wins. Results are the same whichever is used",
+      ),
     allowUnconfined: z
       .boolean()
       .optional()

@@ -75,7 +75,15 @@ export interface HarnessRuntimeOptions {
    * environment says WHALE_CONTEXTS=0. Results are the same either way (tested).
    */
   contexts?: boolean;
+  /**
+   * The separation the config asks for (`sandbox.separation`); the stricter of it and what the options
+   * and the environment above ask for is used. Unset: theirs.
+   */
+  separation?: Separation;
 }
+
+/** How a Node rollout is kept apart from the others, weakest first. */
+export type Separation = 'context' | 'thread' | 'process';
 
 export interface RolloutOptions {
   sampleIndex: number;
@@ -112,8 +120,10 @@ export class HarnessRuntime {
     this.network = chooseNetwork(o.network ?? 'auto', sandboxCapabilities());
     this.filesystem = chooseFilesystem(o.filesystem ?? 'auto', sandboxCapabilities());
     mkdirSync(o.cacheDir, { recursive: true });
-    if ((o.warmWorkers ?? process.env.WHALE_WARM_WORKERS !== '0') && warmWorkersSupported()) this.pool = new WorkerPool(o.concurrency);
-    this.contexts = this.pool !== undefined && (o.contexts ?? process.env.WHALE_CONTEXTS !== '0');
+    const asked = o.separation;
+    const warm = (o.warmWorkers ?? process.env.WHALE_WARM_WORKERS !== '0') && asked !== 'process';
+    if (warm && warmWorkersSupported()) this.pool = new WorkerPool(o.concurrency);
+    this.contexts = this.pool !== undefined && (o.contexts ?? process.env.WHALE_CONTEXTS !== '0') && asked !== 'thread';
   }
 
   /** Validates and bundles a candidate. Throws InputError (file, field/line) when it is invalid. */
@@ -224,7 +234,7 @@ export class HarnessRuntime {
   }
 
   /** How a rollout of this candidate is kept apart from the others: its own process, a worker thread, or a `vm` context of a warm process. */
-  separation(prepared: PreparedHarness): 'process' | 'thread' | 'context' {
+  separation(prepared: PreparedHarness): Separation {
     if (prepared.runtime !== 'node' || !this.pool) return 'process';
     return this.contexts && prepared.context && 'file' in prepared.context ? 'context' : 'thread';
   }

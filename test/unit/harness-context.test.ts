@@ -193,3 +193,47 @@ test(
     }
   },
 );
+
+test('sandbox.separation and the environment: the stricter of the two decides how rollouts are kept apart', { skip }, async () => {
+  const saved = { contexts: process.env.WHALE_CONTEXTS, warm: process.env.WHALE_WARM_WORKERS };
+  const restore = (name: string, v: string | undefined) => (v === undefined ? delete process.env[name] : (process.env[name] = v));
+  const cases: [separation: 'context' | 'thread' | 'process' | undefined, env: Record<string, string>, expected: string][] = [
+    [undefined, {}, 'context'],
+    ['context', {}, 'context'],
+    ['thread', {}, 'thread'],
+    ['process', {}, 'process'],
+    ['context', { WHALE_CONTEXTS: '0' }, 'thread'],
+    ['context', { WHALE_WARM_WORKERS: '0' }, 'process'],
+    ['process', { WHALE_CONTEXTS: '0' }, 'process'],
+    [undefined, { WHALE_CONTEXTS: '0' }, 'thread'],
+  ];
+  try {
+    for (const [separation, env, expected] of cases) {
+      delete process.env.WHALE_CONTEXTS;
+      delete process.env.WHALE_WARM_WORKERS;
+      Object.assign(process.env, env);
+      const limits = SandboxLimitsSchema.parse({ wallMs: 4000, ...(separation ? { separation } : {}) });
+      const rt = new HarnessRuntime({
+        domain: { ...fixtureDomain(), checkRules: undefined },
+        backend: new ScriptedBackend(() => 'answer x'),
+        limits,
+        separation: limits.separation,
+        sampling: SamplingSchema.parse({}),
+        concurrency: 1,
+        cacheDir: join(tmp, 'cache'),
+      });
+      try {
+        const prepared = await rt.prepare(PROBE);
+        const t = await rt.rollout(prepared, task(0, 'first'), { sampleIndex: 0, seed: 0 });
+        assert.equal(sandboxData(t).separation, expected, `separation ${separation ?? '(unset)'} with ${JSON.stringify(env)}`);
+        assert.equal(t.termination, 'answered', `${expected}: the rollout ran (${t.terminationDetail ?? ''})`);
+      } finally {
+        await rt.close();
+      }
+    }
+  } finally {
+    restore('WHALE_CONTEXTS', saved.contexts);
+    restore('WHALE_WARM_WORKERS', saved.warm);
+  }
+  assert.throws(() => SandboxLimitsSchema.parse({ separation: 'vm' }), /separation/);
+});

@@ -191,25 +191,22 @@ function comparable(t: Trajectory): unknown {
   };
 }
 
-test('an embedded kbqa evaluation gives the same key, summary and trajectories in a process per rollout, a worker thread and a vm context per rollout', async () => {
+test('an embedded kbqa evaluation gives the same key, summary and trajectories with sandbox.separation process, thread and context', async () => {
   const domain = getDomain('kbqa');
   const results: { keyHash: string; mean: number; terminations: Record<string, number>; trajs: unknown[]; raw: LogprobsOf[]; separation: string[] }[] = [];
-  for (const [warmWorkers, contexts] of [
-    [false, false],
-    [true, false],
-    [true, true],
-  ]) {
-    const dir = join(tmp, `eval-${warmWorkers}-${contexts}`);
+  for (const separation of ['process', 'thread', 'context'] as const) {
+    const dir = join(tmp, `eval-${separation}`);
     const backend = await createBackend({ kind: 'embedded', model: 'base', maxBatch: 64 }, { storeDir: dir });
+    // As the engine builds it from a config that says `"sandbox": { "separation": … }`.
+    const limits = SandboxLimitsSchema.parse({ separation });
     const rt = new HarnessRuntime({
       domain,
       backend,
-      limits: SandboxLimitsSchema.parse({}),
+      limits,
+      separation: limits.separation,
       sampling: SamplingSchema.parse({}),
       concurrency: 4,
       cacheDir: join(dir, 'cache'),
-      warmWorkers,
-      contexts,
     });
     try {
       const store = new ResultStore(dir);
@@ -223,7 +220,7 @@ test('an embedded kbqa evaluation gives the same key, summary and trajectories i
         k: 2,
         seed: 11,
         sampling: SamplingSchema.parse({}),
-        limits: SandboxLimitsSchema.parse({}),
+        limits,
         concurrency: 4,
         limit: 8,
       });
@@ -244,7 +241,7 @@ test('an embedded kbqa evaluation gives the same key, summary and trajectories i
     'each mode ran as it says (else this test compares a mode with itself)',
   );
   for (const warm of results.slice(1)) {
-    assert.equal(warm.keyHash, cold.keyHash, 'same result key: cached results stay valid');
+    assert.equal(warm.keyHash, cold.keyHash, 'same result key: cached results stay valid whichever separation is set');
     assert.equal(warm.mean, cold.mean);
     assert.deepEqual(warm.terminations, cold.terminations);
     assert.deepEqual(warm.trajs, cold.trajs);
