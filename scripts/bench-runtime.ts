@@ -9,11 +9,12 @@
 // the same sampling parameters and seeds, so the model does the same work on each path:
 //   model only: the calls made in-process; then the three sandbox paths. The overhead of a path is the
 //   share of its time per rollout that is not model time: (model-only rate / path rate) - 1.
-// Standalone: node --import tsx scripts/bench-runtime.ts
+// Standalone: node --import tsx scripts/bench-runtime.ts [--concurrency 8]
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import { hashSeed } from '../src/core/rng.js';
 import type { Task } from '../src/domains/types.js';
 import { Gateway } from '../src/harness/gateway.js';
@@ -64,8 +65,9 @@ async function timed(n: number, concurrency: number, one: (i: number) => Promise
 }
 
 export async function benchRuntime(opts: { rollouts?: number; embeddedRollouts?: number; concurrency?: number } = {}): Promise<Record<string, number>> {
-  const n = opts.rollouts ?? 96;
   const concurrency = opts.concurrency ?? 8;
+  // At least 12 (8 with the model) rollouts per slot, so a higher concurrency is not timed on a wave or two.
+  const n = opts.rollouts ?? Math.max(96, 12 * concurrency);
   const domain = fixtureDomain();
   const tasks = fixtureTasks('val');
   const backend = new ScriptedBackend((m) => fixturePolicyReply(m));
@@ -126,7 +128,7 @@ export async function benchRuntime(opts: { rollouts?: number; embeddedRollouts?:
     out['instant policy: context / process throughput'] = round(context.perSec / process1.perSec, 2);
     out['instant policy: context / thread throughput'] = round(context.perSec / thread.perSec, 2);
     out['sandbox pass rate (lowest of the three)'] = Math.min(...paths.map(([, r]) => r.passRate));
-    Object.assign(out, await embeddedRates({ domain, cacheDir, concurrency, n: opts.embeddedRollouts ?? 64, tasks }));
+    Object.assign(out, await embeddedRates({ domain, cacheDir, concurrency, n: opts.embeddedRollouts ?? Math.max(64, 8 * concurrency), tasks }));
     out['network isolation is a namespace (1) or the guard only (0)'] = process1.network === 'namespace' ? 1 : 0;
   } finally {
     rmSync(cacheDir, { recursive: true, force: true });
@@ -288,7 +290,14 @@ function round(x: number, digits = 1): number {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const rows = await benchRuntime();
+  // --concurrency N: rollouts in flight (default 8; a run's evaluation.concurrency defaults to 32).
+  const { values } = parseArgs({ options: { concurrency: { type: 'string', default: '8' } } });
+  const concurrency = Number(values.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    console.error(`bench-runtime: --concurrency: expected a positive integer, got ${values.concurrency}`);
+    process.exit(2);
+  }
+  const rows = await benchRuntime({ concurrency });
   for (const [k, v] of Object.entries(rows)) console.log(`${k.padEnd(58)} ${v}`);
   process.exit(0);
 }
