@@ -21,10 +21,11 @@
 //                            [--modes equal-total,matched-steps] [--budget N] [--val 96] [--test 192]
 //                            [--weight 512] [--cycles 4] [--epochs 0.5] [--iterations 3] [--harness-tasks 16]
 //                            [--grid [--grid-domain D] [--grid-epochs 0.25,0.5,1] [--grid-iterations 3,6]]
-//                            [--dir .whale-demo/compare] [--results docs/results] [--summary-only] [--dry-run]
+//                            [--dir .whale-demo/compare] [--results docs/results] [--draw 0] [--summary-only] [--dry-run]
 //   (--budget: rollouts of an equal-total run, default WHALE's cycles × cycle cost rounded up to 100;
-//    --val/--test/--weight: task counts of the splits)
+//    --val/--test/--weight: task counts of the splits; --draw: which tasks, see "the task draw" below)
 import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -62,6 +63,7 @@ const { values } = parseOptions({
     'grid-iterations': { type: 'string', default: '3,6' },
     results: { type: 'string', default: 'docs/results' },
     retries: { type: 'string', default: '1' },
+    draw: { type: 'string', default: '0' },
     'summary-only': { type: 'boolean', default: false },
     'dry-run': { type: 'boolean', default: false },
   },
@@ -104,6 +106,7 @@ const seeds = list('seeds').map((s) => {
   return s;
 });
 const jobCount = positive('jobs', { integer: true });
+if (!/^\d+$/.test(values.draw)) fail('--draw', `must be a non-negative integer, got '${values.draw}'`);
 const retries = Number(values.retries);
 if (!Number.isInteger(retries) || retries < 0) fail('--retries', `must be a non-negative integer, got '${values.retries}'`);
 const METHODS = ['whale', 'adaptive', 'stagewise', 'weight-only', 'harness-only', 'fst'];
@@ -128,6 +131,36 @@ const name = 'compare';
 /** The comparison's own WHALE schedule: a grid cell with this (E, I) is the comparison's run itself. */
 const mainCell = { epochs: main.epochs, iterations: main.iterations };
 const provenanceFile = join(store, 'compare-provenance.jsonl');
+
+// ---- the task draw -------------------------------------------------------------------------------
+// The toy domains generate their tasks from the store's secret (src/archive/projectSecret.ts), which
+// `whale` draws at random. A comparison derives it from --draw instead, so the same command in a new
+// folder makes the same tasks and its figures can be reproduced; another --draw is another sample
+// of tasks. A store that already has a secret keeps it (runs in it were made on its tasks).
+const sha256 = (s) => createHash('sha256').update(s).digest('hex');
+const drawSecret = (n) => sha256(`whale-compare-draw:${n}`);
+const secretFile = join(store, 'secret');
+function ensureDraw() {
+  if (existsSync(secretFile)) {
+    const { draw, secretSha256 } = drawOf();
+    if (draw !== values.draw)
+      console.error(
+        `compare.mjs: the store's tasks come from ${draw === null ? `a secret drawn at random (sha256 ${secretSha256}…)` : `draw ${draw}`}, not --draw ${values.draw}: its runs continue on them (another --dir for other tasks)`,
+      );
+    return;
+  }
+  mkdirSync(store, { recursive: true });
+  writeFileSync(secretFile, drawSecret(values.draw) + '\n', { mode: 0o600, flag: 'wx' });
+}
+/** Which tasks the store's runs were made on: the draw its secret came from, or a fingerprint of a secret drawn at random. */
+function drawOf() {
+  if (!existsSync(secretFile)) return { draw: null, secretSha256: null };
+  const secret = readFileSync(secretFile, 'utf8').trim();
+  const draw =
+    readJsonl(provenanceFile).find((p) => typeof p.draw === 'string' && drawSecret(p.draw) === secret)?.draw ??
+    (drawSecret(values.draw) === secret ? values.draw : null);
+  return { draw, secretSha256: sha256(secret).slice(0, 12) };
+}
 
 // ---- projects: one folder per (domain, mode) or grid cell, all sharing the store ---------------------
 // The grid's runs live in the comparison's store: its cell at the comparison's (E, I) is the
@@ -289,6 +322,7 @@ async function runAll() {
     `compare.mjs: ${plan.length} runs planned, ${plan.length - todo.length} already finished, ${todo.length} to do (${resuming} to resume) in ${store}; ` +
       `budget ${budget} rollouts (equal-total), ${values.grid ? `grid on ${gridDomain}: ${cells.map(cellKey).join(' ')}` : `WHALE ${main.cycles} × (E ${main.epochs}, I ${main.iterations})`}; jobs ${jobCount}`,
   );
+  ensureDraw();
   if (values['dry-run']) {
     for (const j of todo) console.error(`  ${keyOf(j)}${j.resume ? ` (resume ${j.resume})` : ''} → ${project(j.domain, j.mode, j.cell)}`);
     return 0;
@@ -354,7 +388,19 @@ async function runAll() {
     const wallMs = Date.now() - started;
     appendFileSync(
       provenanceFile,
-      JSON.stringify({ key: keyOf(j), ...j, runId, resumed: !!resume, exit: code, wallMs, commit, dirty, command, at: new Date().toISOString() }) + '\n',
+      JSON.stringify({
+        key: keyOf(j),
+        ...j,
+        runId,
+        resumed: !!resume,
+        exit: code,
+        wallMs,
+        commit,
+        dirty,
+        command,
+        draw: drawOf().draw,
+        at: new Date().toISOString(),
+      }) + '\n',
     );
     return { code, runId, wallMs, log };
   }
@@ -431,8 +477,9 @@ function summarize() {
   }));
   const summary = {
     generated: new Date().toISOString(),
-    regenerate: `node scripts/compare.mjs --dir ${values.dir} --summary-only`,
+    regenerate: `node scripts/compare.mjs --dir ${values.dir}${values.results === 'docs/results' ? '' : ` --results ${values.results}`} --summary-only`,
     store: store.startsWith(root) ? relative(root, store) : store,
+    tasks: drawOf(),
     commits,
     commands,
     rows: report.rows.map((r) => ({
@@ -473,6 +520,9 @@ function summarize() {
   );
   md.push(`- Commit(s) that ran them: ${commits.length ? commits.map((c) => `\`${c}\``).join(', ') : 'not recorded'}`);
   md.push(`- Command(s): ${commands.length ? commands.map((c) => `\`${c}\``).join('; ') : 'not recorded'}`);
+  md.push(
+    `- Tasks: ${summary.tasks.draw !== null ? `draw ${summary.tasks.draw} (\`--draw ${summary.tasks.draw}\`: the same command in a new folder makes the same tasks)` : 'a secret drawn at random (a store made before `--draw`): another run of the command makes other tasks'}${summary.tasks.secretSha256 ? `; the store's secret has sha256 ${summary.tasks.secretSha256}…` : ''}`,
+  );
   md.push(`- The full report with the figures: [${name}/report.md](${name}/report.md)`, '');
   md.push(
     'Values are mean ± sample standard deviation over seeds (%, mean@k); the sealed test is of the pair that the best validation selected. Rollouts: training (RSFT) + search, per run (mean). Cycles: weight + harness cycles completed. Wall: minutes per run (mean).',

@@ -6,7 +6,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -125,6 +125,9 @@ test('compare.mjs --summary-only: the summary (JSON + Markdown) regenerated from
   const md = readFileSync(join(results, 'compare-summary.md'), 'utf8');
   assert.match(md, /\| ramble \| equal-total \| whale \| 1 steps · I 2 \| 2 \| 45\.0 ± 7\.1 \| 40\.0 ± 7\.1 \| 1 \| knob \| 100 \+ 20 \|/);
   assert.match(md, /`abc123`/);
+  assert.equal(summary.tasks.draw, '0', 'the store made by --dry-run above took its secret from the default draw');
+  assert.match(md, /- Tasks: draw 0 \(`--draw 0`/);
+  assert.match(summary.regenerate, new RegExp(`--results ${results.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --summary-only`));
   assert.match(readFileSync(join(results, 'compare', 'report.md'), 'utf8'), /## Rollouts to reach weight-only's peak/);
   // Regenerated twice, the numbers are the same.
   assert.equal(compare('--dir', dir, '--results', results, '--summary-only').status, 0);
@@ -140,6 +143,7 @@ test('compare.mjs: bad options exit 2 naming the option', () => {
     [['--grid', '--grid-epochs', '0.5,x'], /--grid-epochs: 'x' is not a positive number/],
     [['--seeds', '0,a'], /--seeds: 'a' is not an integer/],
     [['--sead', '0'], /\(command line\): Unknown option '--sead'/],
+    [['--draw', 'first'], /--draw: must be a non-negative integer, got 'first'/],
   ] as const) {
     const r = compare('--dir', join(tmp, 'bad'), ...args, '--dry-run');
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
@@ -149,4 +153,25 @@ test('compare.mjs: bad options exit 2 naming the option', () => {
   const none = compare('--dir', join(tmp, 'empty'), '--summary-only');
   assert.equal(none.status, 2);
   assert.match(none.stderr, /no run store at .*empty/);
+});
+
+test("compare.mjs --draw: the store's secret, from which the toy domains make their tasks, comes from the draw: the same draw in two folders makes the same tasks; a store keeps the secret it has", () => {
+  const secretOf = (dir: string) => readFileSync(join(dir, '.whale', 'secret'), 'utf8');
+  const made = (name: string, ...args: string[]) => {
+    const dir = join(tmp, name);
+    const r = compare('--dir', dir, '--domains', 'ramble', '--modes', 'equal-total', '--dry-run', ...args);
+    assert.equal(r.status, 0, r.stderr);
+    return dir;
+  };
+  const a = made('draw-a');
+  const b = made('draw-b', '--draw', '0');
+  const c = made('draw-c', '--draw', '7');
+  assert.match(secretOf(a), /^[0-9a-f]{64}\n$/);
+  assert.equal(secretOf(a), secretOf(b), 'the same draw, the same secret');
+  assert.notEqual(secretOf(a), secretOf(c), 'another draw, another secret');
+  assert.equal(statSync(join(a, '.whale', 'secret')).mode & 0o777, 0o600);
+  // A store that has a secret (runs in it were made on its tasks) keeps it, whatever --draw says now.
+  writeFileSync(join(c, '.whale', 'secret'), 'f'.repeat(64) + '\n');
+  made('draw-c', '--draw', '0');
+  assert.equal(secretOf(c), 'f'.repeat(64) + '\n');
 });
