@@ -101,16 +101,16 @@ export async function evaluate<P extends { treeHash: string }>(opts: EvaluateOpt
   }
 }
 
-/**
- * A summary that may answer from the cache: complete, and with no infrastructure failure counted
- * in it (stores written before failures were excluded scored them; such a key is evaluated again).
- */
 /** The limits that decide a result: how rollouts are kept apart does not (the same results either way, tested), so a store keeps serving whichever is set. */
 function resultLimits(limits: SandboxLimits): Omit<SandboxLimits, 'separation'> {
   const { separation: _separation, ...rest } = limits;
   return rest;
 }
 
+/**
+ * A summary that may answer from the cache: complete, and with no infrastructure failure counted
+ * in it (stores written before failures were excluded scored them; such a key is evaluated again).
+ */
 function servable(s: EvalSummary | undefined): s is EvalSummary {
   return s !== undefined && !s.terminations?.infra_error;
 }
