@@ -56,7 +56,6 @@ export async function run(values: Values): Promise<number> {
     domain,
     backend,
     limits: config.sandbox,
-    separation: config.sandbox.separation,
     sampling,
     concurrency,
     cacheDir: join(project.storeDir, 'cache', 'bundles'),

@@ -165,7 +165,6 @@ export class Engine {
       domain,
       backend,
       limits: config.sandbox,
-      separation: config.sandbox.separation,
       sampling: config.sampling,
       concurrency: config.evaluation.concurrency,
       cacheDir: join(project.storeDir, 'cache', 'bundles'),

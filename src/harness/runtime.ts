@@ -75,11 +75,6 @@ export interface HarnessRuntimeOptions {
    * environment says WHALE_CONTEXTS=0. Results are the same either way (tested).
    */
   contexts?: boolean;
-  /**
-   * The separation the config asks for (`sandbox.separation`); the stricter of it and what the options
-   * and the environment above ask for is used. Unset: theirs.
-   */
-  separation?: Separation;
 }
 
 /** How a Node rollout is kept apart from the others, weakest first. */
@@ -120,7 +115,8 @@ export class HarnessRuntime {
     this.network = chooseNetwork(o.network ?? 'auto', sandboxCapabilities());
     this.filesystem = chooseFilesystem(o.filesystem ?? 'auto', sandboxCapabilities());
     mkdirSync(o.cacheDir, { recursive: true });
-    const asked = o.separation;
+    // The config's `sandbox.separation`: the stricter of it and what the options and environment above ask for is used.
+    const asked = o.limits.separation;
     const warm = (o.warmWorkers ?? process.env.WHALE_WARM_WORKERS !== '0') && asked !== 'process';
     if (warm && warmWorkersSupported()) this.pool = new WorkerPool(o.concurrency);
     this.contexts = this.pool !== undefined && (o.contexts ?? process.env.WHALE_CONTEXTS !== '0') && asked !== 'thread';

@@ -217,7 +217,6 @@ test('sandbox.separation and the environment: the stricter of the two decides ho
         domain: { ...fixtureDomain(), checkRules: undefined },
         backend: new ScriptedBackend(() => 'answer x'),
         limits,
-        separation: limits.separation,
         sampling: SamplingSchema.parse({}),
         concurrency: 1,
         cacheDir: join(tmp, 'cache'),

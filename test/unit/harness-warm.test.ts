@@ -197,13 +197,12 @@ test('an embedded kbqa evaluation gives the same key, summary and trajectories w
   for (const separation of ['process', 'thread', 'context'] as const) {
     const dir = join(tmp, `eval-${separation}`);
     const backend = await createBackend({ kind: 'embedded', model: 'base', maxBatch: 64 }, { storeDir: dir });
-    // As the engine builds it from a config that says `"sandbox": { "separation": … }`.
+    // As the engine builds it from a config that says `"sandbox": { "separation": … }` (its limits are the config's `sandbox`).
     const limits = SandboxLimitsSchema.parse({ separation });
     const rt = new HarnessRuntime({
       domain,
       backend,
       limits,
-      separation: limits.separation,
       sampling: SamplingSchema.parse({}),
       concurrency: 4,
       cacheDir: join(dir, 'cache'),
