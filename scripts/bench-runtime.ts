@@ -22,6 +22,8 @@ import { RolloutSession } from '../src/harness/rolloutSession.js';
 import { HarnessRuntime } from '../src/harness/runtime.js';
 import { ScriptedBackend } from '../src/harness/testing/scriptedBackend.js';
 import { createBackend } from '../src/policy/index.js';
+import type { EmbeddedBackend } from '../src/policy/embedded/backend.js';
+import type { SamplerStats } from '../src/policy/embedded/sampler.js';
 import type { PolicyBackend } from '../src/policy/types.js';
 import { fixtureDomain, fixturePolicyReply, fixtureTasks } from '../test/fixtures/harnesses/fixtureDomain.js';
 
@@ -31,6 +33,12 @@ const SAMPLING = { temperature: 1, top_p: 1, max_tokens: 16 };
 /** Long enough completions that the model's work per rollout is in the range of a real domain's (tens of ms). */
 const EMBEDDED_SAMPLING = { temperature: 1, top_p: 1, max_tokens: 48 };
 const SYSTEM = 'write search NAME , then answer VALUE .';
+
+interface Batching {
+  stepsPerRollout: number;
+  meanBatch: number;
+  prefillsPerRollout: number;
+}
 
 type Chat = (messages: { role: 'system' | 'user' | 'assistant' | 'tool'; content: string }[], turn: number) => Promise<string>;
 type Tool = (query: string) => Promise<string>;
@@ -116,8 +124,9 @@ export async function benchRuntime(opts: { rollouts?: number; embeddedRollouts?:
       out[`instant policy: sandbox, ${name}: trajectories/s`] = round(r.perSec);
       out[`instant policy: sandbox, ${name}: cost per rollout (ms, wall at this concurrency)`] = round(1000 / r.perSec - 1000 / direct.perSec, 2);
       out[`instant policy: sandbox, ${name}: start-up to ready (ms, mean under load)`] = round(r.startupMs, 1);
-      out[`instant policy: sandbox, ${name}: harness CPU per rollout (ms, /proc)`] = round(r.cpuMs, 1);
+      out[`instant policy: sandbox, ${name}: harness CPU per rollout (ms, the trajectories' /proc figure, in 10 ms ticks)`] = round(r.cpuMs, 1);
       out[`instant policy: sandbox, ${name}: engine + harness CPU per rollout (ms)`] = round(r.totalCpuMs, 1);
+      out[`instant policy: sandbox, ${name}: of which the harness processes (ms)`] = round(r.totalCpuMs - r.engineCpuMs, 2);
       if (r.warmStartCpuMs)
         out[`instant policy: sandbox, ${name}: CPU to start a warm process and serve its first rollout (ms, not in the line above)`] = round(
           r.warmStartCpuMs,
@@ -186,9 +195,13 @@ async function sandboxRate(o: {
   startupMs: number;
   cpuMs: number;
   totalCpuMs: number;
+  /** This process's share of totalCpuMs: the model, the gateway and the rollout sessions. */
+  engineCpuMs: number;
   warmStartCpuMs: number;
   network: string;
   completions: string[];
+  /** Model and tool calls (gateway requests) per rollout: the harness side's cost grows with them. */
+  requestsPerRollout: number;
 }> {
   const rt = new HarnessRuntime({
     domain: o.domain,
@@ -203,7 +216,9 @@ async function sandboxRate(o: {
   const startups: number[] = [];
   const cpus: number[] = [];
   const completions: string[] = [];
-  let result: Omit<Awaited<ReturnType<typeof sandboxRate>>, 'totalCpuMs' | 'warmStartCpuMs'>;
+  let requests = 0;
+  let result: Omit<Awaited<ReturnType<typeof sandboxRate>>, 'totalCpuMs' | 'warmStartCpuMs' | 'engineCpuMs'>;
+  let engine = process.cpuUsage();
   let cpu0 = 0;
   // What the warm processes had used before the timed rollouts (their start and one warm-up rollout each): not counted per rollout.
   let warm0 = 0;
@@ -216,20 +231,28 @@ async function sandboxRate(o: {
     cpu0 = cpuWithChildrenMs();
     warm0 = rt.warmProcessesCpuMs;
     hosts = rt.warmProcessesStarted;
+    engine = process.cpuUsage();
     const r = await timed(o.n, o.concurrency, async (i) => {
       const t = await rt.rollout(prepared, o.tasks[i % o.tasks.length], { sampleIndex: 0, seed: i });
       const d = t.events.find((e) => e.name === 'sandbox')?.data as { startupMs?: number; cpuMs?: number } | undefined;
       if (typeof d?.startupMs === 'number') startups.push(d.startupMs);
       if (typeof d?.cpuMs === 'number') cpus.push(d.cpuMs);
       completions[i] = t.modelCalls.map((c) => c.completion).join('\u0000');
+      requests += t.modelCalls.length + t.events.filter((e) => e.type === 'tool').length;
       return t.verdict.pass;
     });
-    result = { ...r, startupMs: mean(startups), cpuMs: mean(cpus), network: rt.network, completions };
+    engine = process.cpuUsage(engine);
+    result = { ...r, startupMs: mean(startups), cpuMs: mean(cpus), network: rt.network, completions, requestsPerRollout: requests / o.n };
   } finally {
     await rt.close();
   }
   await childrenReaped();
-  return { ...result, totalCpuMs: (cpuWithChildrenMs() - cpu0 - warm0) / o.n, warmStartCpuMs: hosts ? warm0 / hosts : 0 };
+  return {
+    ...result,
+    totalCpuMs: (cpuWithChildrenMs() - cpu0 - warm0) / o.n,
+    engineCpuMs: (engine.user + engine.system) / 1000 / o.n,
+    warmStartCpuMs: hosts ? warm0 / hosts : 0,
+  };
 }
 
 /**
@@ -258,11 +281,30 @@ async function embeddedRates(o: { domain: ReturnType<typeof fixtureDomain>; cach
       );
     };
     await Promise.all(Array.from({ length: o.concurrency }, (_, i) => run(o.n + i))); // warm-up: weights loaded, kernels compiled
+    // How batched the model ran on each path: a path whose calls arrive spread out costs the model
+    // more decode steps and prefill passes for the same tokens, which is overhead too but not the runtime's CPU.
+    const batching = async <R>(f: () => Promise<R>): Promise<R & { batching: Batching }> => {
+      const stats = () => ({ ...(backend as EmbeddedBackend).samplerStats() }) as SamplerStats;
+      const s0 = stats();
+      const r = await f();
+      const s1 = stats();
+      const steps = s1.steps - s0.steps;
+      return {
+        ...r,
+        batching: {
+          stepsPerRollout: steps / o.n,
+          meanBatch: (s1.batchSum - s0.batchSum) / steps,
+          prefillsPerRollout: (s1.prefillPasses - s0.prefillPasses) / o.n,
+        },
+      };
+    };
     const cpu0 = cpuWithChildrenMs();
-    const modelOnly = await timed(o.n, o.concurrency, async (i) => (await run(i)) === (o.tasks[i % o.tasks.length].private as { answer: string }).answer);
+    const modelOnly = await batching(() =>
+      timed(o.n, o.concurrency, async (i) => (await run(i)) === (o.tasks[i % o.tasks.length].private as { answer: string }).answer),
+    );
     const modelCpuMs = (cpuWithChildrenMs() - cpu0) / o.n;
     const common = { domain: o.domain, backend, cacheDir: o.cacheDir, concurrency: o.concurrency, n: o.n, tasks: o.tasks, sampling };
-    const paths = await samePaths((p) => sandboxRate({ ...common, ...p }));
+    const paths = await samePaths((p) => batching(() => sandboxRate({ ...common, ...p })));
     const same = (xs: string[]) => xs.every((c, i) => c === completions[i]);
     const out: Record<string, number> = {
       'embedded model: model only (in-process calls) rollouts/s': round(modelOnly.perSec, 2),
@@ -273,6 +315,14 @@ async function embeddedRates(o: { domain: ReturnType<typeof fixtureDomain>; cach
       out[`embedded model: ${name}: overhead (model-only rate / path rate - 1)`] = round(modelOnly.perSec / r.perSec - 1, 3);
       out[`embedded model: ${name}: CPU per rollout (ms, engine + harness processes, warm ones already started)`] = round(r.totalCpuMs, 1);
       out[`embedded model: ${name}: CPU overhead (CPU / model-only CPU - 1)`] = round(r.totalCpuMs / modelCpuMs - 1, 3);
+      out[`embedded model: ${name}: of which the engine (model, gateway, sessions; ms per rollout)`] = round(r.engineCpuMs, 1);
+      out[`embedded model: ${name}: of which the harness processes (ms per rollout)`] = round(r.totalCpuMs - r.engineCpuMs, 1);
+      out[`embedded model: ${name}: gateway requests per rollout`] = round(r.requestsPerRollout, 2);
+    }
+    for (const [name, b] of [['model only', modelOnly.batching], ...paths.map(([n, r]) => [n, r.batching] as const)] as const) {
+      out[`embedded model: ${name}: decode steps per rollout`] = round(b.stepsPerRollout, 2);
+      out[`embedded model: ${name}: mean decode batch`] = round(b.meanBatch, 2);
+      out[`embedded model: ${name}: prefill passes per rollout`] = round(b.prefillsPerRollout, 2);
     }
     const [process1, thread, context] = paths.map(([, r]) => r);
     out['embedded model: context / process throughput'] = round(context.perSec / process1.perSec, 2);
