@@ -96,6 +96,28 @@ test('seeded sampling is reproducible', async () => {
   assert.deepEqual(again.completionTokenIds, a.completionTokenIds, 'alone or in a batch, same result');
 });
 
+test('a request samples bit for bit the same alone and in any batch: its logprobs do not depend on the other prompts in its prefill pass or cache', async () => {
+  const prompt = (words: number) =>
+    tok.encodeChat([{ role: 'user', content: Array.from({ length: words }, (_, i) => 'abcdefgh'[i % 8]).join(' ') }], { addGenerationPrompt: true });
+  let compared = 0;
+  for (const words of [1, 3, 6, 10]) {
+    const target = () => sRandom.generate({ promptIds: prompt(words), temperature: 1, seed: 7 + words, maxTokens: 24 });
+    const alone = await target();
+    for (const other of [2, 5, 9, 14, 23]) {
+      // The companions come first, so the target shares their prefill pass (longer or shorter prompts, another padded length).
+      const [, , r] = await Promise.all([
+        sRandom.generate({ promptIds: prompt(other), temperature: 1, seed: other, maxTokens: 40 }),
+        sRandom.generate({ promptIds: prompt(other + 1), temperature: 1, seed: other, maxTokens: 4 }),
+        target(),
+      ]);
+      assert.deepEqual(r.completionTokenIds, alone.completionTokenIds, `${words} words beside ${other}`);
+      assert.deepEqual(r.logprobs, alone.logprobs, `${words} words beside ${other}: logprobs bit for bit`);
+      compared += r.logprobs.length;
+    }
+  }
+  assert.ok(compared > 100, `${compared} logprobs compared`);
+});
+
 test('KV-cache decoding matches a full forward pass (logprobs and greedy choices), across a mixed concurrent batch', async () => {
   const prompts = [
     [tok.bosId],

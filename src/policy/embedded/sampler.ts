@@ -125,6 +125,15 @@ interface FusedLayer {
 }
 
 const KV_BLOCK = 32;
+/**
+ * A prefill pass pads its prompts to a multiple of this many positions. The wasm kernels reduce a
+ * row of attention in groups of four, so a row padded to another length (the longest prompt of
+ * whatever else shares the pass) rounds differently, by ~1e-7, and a sampled token can tip: a
+ * request's result would depend on what else was in flight. Measured on the shipped model, 54
+ * prompt pairs: padded to 1 or 2, 22–23 differ; to 4, 8, 16 or 32, none. Decoding needs nothing
+ * of the kind: its cache length is a multiple of KV_BLOCK.
+ */
+const PREFILL_ALIGN = 8;
 
 export class BatchSampler {
   readonly stats: SamplerStats = { steps: 0, batchSum: 0, maxBatch: 0, prefillPasses: 0, maxPrefillBatch: 0, generatedTokens: 0, promptTokens: 0 };
@@ -353,7 +362,7 @@ export class BatchSampler {
     const { nHeads: H, dModel, vocabSize: V } = m.config;
     const dh = dModel / H;
     const B = group.length;
-    const T = Math.max(...group.map((s) => s.tokens.length));
+    const T = Math.min(this.model.config.contextLength, Math.ceil(Math.max(...group.map((s) => s.tokens.length)) / PREFILL_ALIGN) * PREFILL_ALIGN);
     const ids = new Int32Array(B * T).fill(this.tokenizer.padId);
     group.forEach((s, b) => ids.set(s.tokens, b * T));
     const slotOf = group.map((s) => this.slots.indexOf(s));
