@@ -126,12 +126,12 @@ interface FusedLayer {
 
 const KV_BLOCK = 32;
 /**
- * A prefill pass pads its prompts to a multiple of this many positions. The wasm kernels reduce a
- * row of attention in groups of four, so a row padded to another length (the longest prompt of
- * whatever else shares the pass) rounds differently, by ~1e-7, and a sampled token can tip: a
- * request's result would depend on what else was in flight. Measured on the shipped model, 54
- * prompt pairs: padded to 1 or 2, 22–23 differ; to 4, 8, 16 or 32, none. Decoding needs nothing
- * of the kind: its cache length is a multiple of KV_BLOCK.
+ * A prefill pass pads its prompts to a multiple of this many positions. Padded only to the longest
+ * prompt of whatever else shares the pass, a prompt's attention rows had another length on each
+ * pass and rounded differently, by ~1e-7, so a sampled token could tip: a request's result depended
+ * on what else was in flight. Measured on the shipped model, 54 prompt pairs: padded to 1 or 2,
+ * 22–23 differ; to 4, 8, 16 or 32, none (so the wasm kernels seem to reduce these rows in groups of
+ * four; 8 leaves a margin). Decoding needs nothing of the kind: its cache length is a multiple of KV_BLOCK.
  */
 const PREFILL_ALIGN = 8;
 
