@@ -283,7 +283,8 @@ async function embeddedRates(o: { domain: ReturnType<typeof fixtureDomain>; cach
     await Promise.all(Array.from({ length: o.concurrency }, (_, i) => run(o.n + i))); // warm-up: weights loaded, kernels compiled
     // How batched the model ran on each path: a path whose calls arrive spread out costs the model
     // more decode steps and prefill passes for the same tokens, which is overhead too but not the runtime's CPU.
-    const batching = async <R>(f: () => Promise<R>): Promise<R & { batching: Batching }> => {
+    // `rollouts`: all the rollouts f runs, its untimed warm-up included (the model sampled for those too).
+    const batching = async <R>(rollouts: number, f: () => Promise<R>): Promise<R & { batching: Batching }> => {
       const stats = () => ({ ...(backend as EmbeddedBackend).samplerStats() }) as SamplerStats;
       const s0 = stats();
       const r = await f();
@@ -292,19 +293,20 @@ async function embeddedRates(o: { domain: ReturnType<typeof fixtureDomain>; cach
       return {
         ...r,
         batching: {
-          stepsPerRollout: steps / o.n,
+          stepsPerRollout: steps / rollouts,
           meanBatch: (s1.batchSum - s0.batchSum) / steps,
-          prefillsPerRollout: (s1.prefillPasses - s0.prefillPasses) / o.n,
+          prefillsPerRollout: (s1.prefillPasses - s0.prefillPasses) / rollouts,
         },
       };
     };
     const cpu0 = cpuWithChildrenMs();
-    const modelOnly = await batching(() =>
+    const modelOnly = await batching(o.n, () =>
       timed(o.n, o.concurrency, async (i) => (await run(i)) === (o.tasks[i % o.tasks.length].private as { answer: string }).answer),
     );
     const modelCpuMs = (cpuWithChildrenMs() - cpu0) / o.n;
     const common = { domain: o.domain, backend, cacheDir: o.cacheDir, concurrency: o.concurrency, n: o.n, tasks: o.tasks, sampling };
-    const paths = await samePaths((p) => batching(() => sandboxRate({ ...common, ...p })));
+    // sandboxRate warms up with one rollout per slot before it times n.
+    const paths = await samePaths((p) => batching(o.n + o.concurrency, () => sandboxRate({ ...common, ...p })));
     const same = (xs: string[]) => xs.every((c, i) => c === completions[i]);
     const out: Record<string, number> = {
       'embedded model: model only (in-process calls) rollouts/s': round(modelOnly.perSec, 2),
