@@ -1,13 +1,14 @@
 // Harness runtime overhead: trajectories/s of a two-turn harness (search, then answer), side by side.
-// Against an instant scripted policy, four ways —
+// Against an instant scripted policy, five ways —
 //   direct:  the same calls made in-process (backend.chat + tool.call), no HTTP, no process;
 //   gateway: the same calls as HTTP requests to the recording gateway, from this process;
 //   sandbox, process per rollout: one sandboxed harness process per rollout (warmWorkers: false);
 //   sandbox, worker thread per rollout: a warm sandboxed process per slot, each rollout in a fresh worker thread;
-//   sandbox, vm context per rollout: a warm sandboxed process per slot, each rollout in a fresh vm context (the default).
-// Then against the real embedded model (the shipped base checkpoint), three ways with the same calls,
+//   sandbox, vm context per rollout: a warm sandboxed process per slot, each rollout in a fresh vm context (the default),
+//     its calls carried on the process's own pipe (the default) or, for comparison, over HTTP.
+// Then against the real embedded model (the shipped base checkpoint), on each path with the same calls,
 // the same sampling parameters and seeds, so the model does the same work on each path:
-//   model only: the calls made in-process; then the three sandbox paths. The overhead of a path is the
+//   model only: the calls made in-process; then the sandbox paths. The overhead of a path is the
 //   share of its time per rollout that is not model time: (model-only rate / path rate) - 1.
 // Standalone: node --import tsx scripts/bench-runtime.ts [--concurrency 8]
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -133,10 +134,11 @@ export async function benchRuntime(opts: { rollouts?: number; embeddedRollouts?:
           1,
         );
     }
-    const [process1, thread, context] = paths.map(([, r]) => r);
+    const [process1, thread, contextHttp, context] = paths.map(([, r]) => r);
     out['instant policy: context / process throughput'] = round(context.perSec / process1.perSec, 2);
     out['instant policy: context / thread throughput'] = round(context.perSec / thread.perSec, 2);
-    out['sandbox pass rate (lowest of the three)'] = Math.min(...paths.map(([, r]) => r.passRate));
+    out['instant policy: context, pipe / HTTP throughput'] = round(context.perSec / contextHttp.perSec, 2);
+    out['sandbox pass rate (lowest of the paths)'] = Math.min(...paths.map(([, r]) => r.passRate));
     Object.assign(out, await embeddedRates({ domain, cacheDir, concurrency, n: opts.embeddedRollouts ?? Math.max(64, 8 * concurrency), tasks }));
     out['network isolation is a namespace (1) or the guard only (0)'] = process1.network === 'namespace' ? 1 : 0;
   } finally {
@@ -163,14 +165,20 @@ async function childrenReaped(timeoutMs = 5000): Promise<void> {
   await new Promise((r) => setTimeout(r, 100));
 }
 
-/** The three ways a Node rollout can be kept apart: a process of its own (old), a worker thread of a warm process, a `vm` context of one (the default). */
+/**
+ * The three ways a Node rollout can be kept apart: a process of its own (old), a worker thread of a
+ * warm process, a `vm` context of one (the default); the context's calls on its host's pipe (the
+ * default) and, for comparison, over HTTP as the other two make them.
+ */
 const PATHS = [
   ['process per rollout', { warmWorkers: false, contexts: false }],
   ['worker thread per rollout', { warmWorkers: true, contexts: false }],
+  ['vm context per rollout, calls over HTTP', { warmWorkers: true, contexts: true, contextLane: 'http' }],
   ['vm context per rollout', { warmWorkers: true, contexts: true }],
 ] as const;
+type PathOptions = { warmWorkers: boolean; contexts: boolean; contextLane?: 'pipe' | 'http' };
 
-async function samePaths<R>(run: (p: { warmWorkers: boolean; contexts: boolean }) => Promise<R>): Promise<[string, R][]> {
+async function samePaths<R>(run: (p: PathOptions) => Promise<R>): Promise<[string, R][]> {
   const out: [string, R][] = [];
   for (const [name, p] of PATHS) out.push([name, await run(p)]);
   return out;
@@ -187,6 +195,7 @@ async function sandboxRate(o: {
   n: number;
   warmWorkers: boolean;
   contexts: boolean;
+  contextLane?: 'pipe' | 'http';
   tasks: Task[];
   sampling?: typeof SAMPLING;
 }): Promise<{
@@ -212,6 +221,7 @@ async function sandboxRate(o: {
     cacheDir: o.cacheDir,
     warmWorkers: o.warmWorkers,
     contexts: o.contexts,
+    contextLane: o.contextLane,
   });
   const startups: number[] = [];
   const cpus: number[] = [];
@@ -256,7 +266,7 @@ async function sandboxRate(o: {
 }
 
 /**
- * The embedded model (shipped base checkpoint) behind all three paths. Model-only makes the
+ * The embedded model (shipped base checkpoint) behind every path. Model-only makes the
  * harness's calls in-process with the parameters the gateway would send (the run's sampling, the
  * per-call seed of (rollout seed, call index)), so each path asks the model for the same tokens; the
  * completions are compared to prove it.
@@ -326,9 +336,10 @@ async function embeddedRates(o: { domain: ReturnType<typeof fixtureDomain>; cach
       out[`embedded model: ${name}: mean decode batch`] = round(b.meanBatch, 2);
       out[`embedded model: ${name}: prefill passes per rollout`] = round(b.prefillsPerRollout, 2);
     }
-    const [process1, thread, context] = paths.map(([, r]) => r);
+    const [process1, thread, contextHttp, context] = paths.map(([, r]) => r);
     out['embedded model: context / process throughput'] = round(context.perSec / process1.perSec, 2);
     out['embedded model: context / thread throughput'] = round(context.perSec / thread.perSec, 2);
+    out['embedded model: context, pipe / HTTP throughput'] = round(context.perSec / contextHttp.perSec, 2);
     out['embedded model: every path sampled the same completions (1 yes, 0 no)'] = paths.every(([, r]) => same(r.completions)) ? 1 : 0;
     return out;
   } finally {

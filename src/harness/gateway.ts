@@ -18,11 +18,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { timingSafeEqual } from 'node:crypto';
 import type { GatewayInfo } from './protocol.js';
+import { MAX_BODY_BYTES } from './framing.js';
 import { processAlive } from '../core/processAlive.js';
 import { BodyTooLargeError, readRequestBody } from '../core/requestBody.js';
 import { errorReply, type GatewayReply, type RolloutSession } from './rolloutSession.js';
-
-const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 export class Gateway {
   private readonly sessions = new Map<string, RolloutSession>();
@@ -96,10 +95,7 @@ export class Gateway {
     try {
       reply = await this.route(req);
     } catch (e) {
-      reply =
-        e instanceof BodyError || e instanceof BodyTooLargeError
-          ? errorReply(400, e.message)
-          : errorReply(500, `gateway error: ${e instanceof Error ? e.message : String(e)}`, 'server_error');
+      reply = replyToError(e);
     }
     const body = JSON.stringify(reply.body);
     res.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -115,12 +111,12 @@ export class Gateway {
     if (!tokenMatches(req.headers.authorization, session.token))
       return errorReply(401, 'missing or wrong bearer token for this rollout', 'authentication_error');
     const rest = m[2];
-    if (req.method === 'POST' && rest === '/v1/chat/completions') return session.chat(await readJson(req));
+    if (req.method === 'POST' && rest === '/v1/chat/completions') return session.chat(parseBody(await readRequestBody(req, MAX_BODY_BYTES)));
     if (req.method === 'GET' && rest === '/v1/models')
       return { status: 200, body: { object: 'list', data: [{ id: session.policyVersion, object: 'model', owned_by: 'whale' }] } };
     if (req.method === 'GET' && rest === '/tools') return { status: 200, body: { tools: session.toolInfos } };
     const tool = /^\/tools\/([^/]+)$/.exec(rest);
-    if (req.method === 'POST' && tool) return session.tool(decodeURIComponent(tool[1]), await readJson(req));
+    if (req.method === 'POST' && tool) return session.tool(decodeURIComponent(tool[1]), parseBody(await readRequestBody(req, MAX_BODY_BYTES)));
     return errorReply(404, `no such route: ${req.method} ${rest}`);
   }
 }
@@ -145,14 +141,40 @@ function tokenMatches(header: string | undefined, token: string): boolean {
 
 class BodyError extends Error {}
 
-async function readJson(req: http.IncomingMessage): Promise<unknown> {
-  const text = await readRequestBody(req, MAX_BODY_BYTES);
+/** A POST body as the gateway reads it: empty is `{}`, anything else must be JSON. */
+function parseBody(text: string): unknown {
   if (text.trim() === '') return {};
   try {
     return JSON.parse(text) as unknown;
   } catch {
     throw new BodyError('request body is not JSON');
   }
+}
+
+function replyToError(e: unknown): GatewayReply {
+  return e instanceof BodyError || e instanceof BodyTooLargeError
+    ? errorReply(400, e.message)
+    : errorReply(500, `gateway error: ${e instanceof Error ? e.message : String(e)}`, 'server_error');
+}
+
+/**
+ * A model or tool call that came on a context host's pipe (protocol.ts, `call`), answered as the
+ * gateway answers the same POST: the same body rules, the same session, the same status and body.
+ * The pipe is the rollout's own, so there is no token to check.
+ */
+export async function answerCall(
+  session: RolloutSession,
+  call: { route: 'chat' | 'tool'; name?: string; body: string },
+): Promise<{ status: number; text: string }> {
+  let reply: GatewayReply;
+  try {
+    if (Buffer.byteLength(call.body) > MAX_BODY_BYTES) throw new BodyTooLargeError(MAX_BODY_BYTES);
+    const args = parseBody(call.body);
+    reply = call.route === 'chat' ? await session.chat(args) : await session.tool(call.name ?? '', args);
+  } catch (e) {
+    reply = replyToError(e);
+  }
+  return { status: reply.status, text: JSON.stringify(reply.body) };
 }
 
 /**

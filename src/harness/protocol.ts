@@ -16,10 +16,18 @@
  * worker thread: after `result`/`error` its host thread sends {"type":"exit","code":…} with the
  * rollout's nonce, and only then does the parent write the next `run`.
  *
- * The parent may write `run` before `ready` arrives (stdin buffers it). Model and tool calls do
- * NOT travel on this channel: they are HTTP requests to the recording gateway named in
- * `run.gateway` (over its unix socket when `socketPath` is given — the only route out of a network
- * namespace — else over loopback TCP at `baseUrl`).
+ * The parent may write `run` before `ready` arrives (stdin buffers it). Model and tool calls are
+ * HTTP requests to the recording gateway named in `run.gateway` (over its unix socket when
+ * `socketPath` is given — the only route out of a network namespace — else over loopback TCP at
+ * `baseUrl`), except where the run says `lane: "pipe"` (a context host, whose candidate code never
+ * holds a socket: it asks its host, which is the runtime's own code). There the host carries them
+ * on this channel, with the rollout's nonce:
+ *
+ *   child  → {"type":"call","id":7,"route":"chat"|"tool","name"?:"search","body":"<JSON text>"}
+ *   parent → {"type":"reply","id":7,"status":200,"body":"<JSON text>"}
+ *
+ * answered exactly as the gateway answers the same request (status and body), and bound to the
+ * rollout the process is serving, so no token travels.
  */
 // zod/mini, not the full zod: a one-rollout harness process and a warm process's host thread load
 // this file, and full zod costs each ~35 ms of start-up (460 KB to parse) against ~1 ms for mini
@@ -31,6 +39,8 @@ import { MAX_ANSWER_CHARS, MAX_LOG_CHARS, PROTOCOL_VERSION, encodeLine } from '.
 export { LineSplitter, MAX_ANSWER_CHARS, MAX_LOG_CHARS, PROTOCOL_VERSION } from './framing.js';
 
 const JsonValue = z.unknown();
+/** A tool's name in a `call` frame (a URL path segment on the HTTP lane). */
+const MAX_TOOL_NAME_CHARS = 200;
 const int = () => z.number().check(z.int());
 const maxString = (n: number) => z.string().check(z.maxLength(n));
 
@@ -79,6 +89,13 @@ export const RunMessage = z.object({
    * that inherited stdout (model-written code the harness runs, say) cannot forge a `result`.
    */
   nonce: z.optional(z.string().check(z.maxLength(64))),
+  /** "pipe": model and tool calls travel on the process's own pipe (`call` / `reply`), not HTTP. */
+  lane: z.optional(z.enum(['http', 'pipe'])),
+  /**
+   * A context host's candidate (it serves any): the script's id (a hash of its text) and, unless
+   * this process was sent it among its last MAX_HOST_SCRIPTS, the text (framing.ts).
+   */
+  script: z.optional(z.object({ id: z.string().check(z.maxLength(128)), source: z.optional(z.string()) })),
 });
 export type RunMessage = z.infer<typeof RunMessage>;
 
@@ -121,7 +138,18 @@ export const ExitMessage = z.object({
   nonce: z.optional(maxString(64)),
 });
 
-export const ChildMessage = z.discriminatedUnion('type', [ReadyMessage, LogMessage, ResultMessage, ErrorMessage, ExitMessage]);
+/** A model or tool call on the pipe lane (see the top): what the gateway would get as a POST body. */
+export const CallMessage = z.object({
+  type: z.literal('call'),
+  id: int(),
+  route: z.enum(['chat', 'tool']),
+  name: z.optional(maxString(MAX_TOOL_NAME_CHARS)),
+  body: z.string(),
+  nonce: z.optional(maxString(64)),
+});
+export type CallMessage = z.infer<typeof CallMessage>;
+
+export const ChildMessage = z.discriminatedUnion('type', [ReadyMessage, LogMessage, ResultMessage, ErrorMessage, ExitMessage, CallMessage]);
 export type ChildMessage = z.infer<typeof ChildMessage>;
 
 export function encodeMessage(m: ParentMessage | ChildMessage): string {

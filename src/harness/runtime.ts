@@ -11,8 +11,8 @@
  * `rollout` never throws for anything a harness does: a crash, hang, limit or broken protocol is a
  * trajectory with that termination and a zero score.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Sampling, SandboxLimits } from '../core/config.js';
 import { InputError } from '../core/errors.js';
@@ -22,8 +22,8 @@ import type { PolicyBackend } from '../policy/types.js';
 import { ensureBootstrap } from './assets.js';
 import { MANIFEST_FILE, prepareCandidate, type PreparedHarness } from './candidate.js';
 import { reapOrphanedHarnesses } from './reaper.js';
-import { Gateway } from './gateway.js';
-import type { RunMessage } from './protocol.js';
+import { Gateway, answerCall } from './gateway.js';
+import type { CallMessage, RunMessage } from './protocol.js';
 import { RolloutSession, type GatewayLimits } from './rolloutSession.js';
 import {
   chooseFilesystem,
@@ -75,6 +75,12 @@ export interface HarnessRuntimeOptions {
    * environment says WHALE_CONTEXTS=0. Results are the same either way (tested).
    */
   contexts?: boolean;
+  /**
+   * How a context's model and tool calls reach the gateway: 'pipe' (default), as frames on the warm
+   * process's own stdin/stdout; 'http', as requests to the gateway's socket (what the other
+   * separations use). Results are the same either way (tested); the benchmark measures both.
+   */
+  contextLane?: 'pipe' | 'http';
 }
 
 /** How a Node rollout is kept apart from the others, weakest first. */
@@ -105,6 +111,8 @@ export class HarnessRuntime {
   private readonly live = new Set<WorkerProcess>();
   private readonly pool: WorkerPool | undefined;
   private readonly contexts: boolean;
+  /** Context scripts read so far, by file (one per candidate; small). */
+  private readonly scripts = new Map<string, { id: string; source: string }>();
   private closed = false;
   readonly network: NetworkIsolation;
   readonly filesystem: FilesystemIsolation;
@@ -235,10 +243,33 @@ export class HarnessRuntime {
     return this.contexts && prepared.context && 'file' in prepared.context ? 'context' : 'thread';
   }
 
+  /** The empty folder a context host runs in: it serves any candidate, so it is none of theirs. */
+  private contextHostDir(): string {
+    const dir = join(this.o.cacheDir, 'context-host');
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  }
+
+  /** A context candidate's script as a context host is sent it: its text and an id that changes with it. */
+  private contextScript(file: string): { id: string; source: string } {
+    let s = this.scripts.get(file);
+    if (!s) {
+      const source = readFileSync(file, 'utf8');
+      s = { id: createHash('sha256').update(source).digest('hex').slice(0, 32), source };
+      this.scripts.set(file, s);
+    }
+    return s;
+  }
+
+  /** How a rollout's model and tool calls reach the gateway: only a context's host can carry them on its pipe. */
+  private lane(prepared: PreparedHarness): 'pipe' | 'http' {
+    return this.separation(prepared) === 'context' && this.o.contextLane !== 'http' ? 'pipe' : 'http';
+  }
+
   private plan(prepared: PreparedHarness, bootstrap: string): SpawnPlan {
     const separation = this.separation(prepared);
     if (separation === 'context' && prepared.context && 'file' in prepared.context)
-      return planNodeContextHost({ dir: prepared.dir, bootstrap, script: prepared.context.file, limits: this.o.limits, network: this.network });
+      return planNodeContextHost({ dir: this.contextHostDir(), bootstrap, limits: this.o.limits, network: this.network });
     if (prepared.runtime === 'node' && this.pool)
       return planNodeHost({ dir: prepared.dir, bootstrap, bundle: prepared.bundleFile as string, limits: this.o.limits, network: this.network });
     if (prepared.runtime === 'node')
@@ -287,11 +318,19 @@ export class HarnessRuntime {
         // command harness reads it from stdin (not the environment or argv, which its children could
         // read) and, by echoing it, makes every later frame need it (workerProcess.ts).
         nonce: randomBytes(16).toString('hex'),
+        ...(this.lane(prepared) === 'pipe' ? { lane: 'pipe' as const } : {}),
+        ...(this.separation(prepared) === 'context' && prepared.context && 'file' in prepared.context
+          ? { script: this.contextScript(prepared.context.file) }
+          : {}),
       };
       // Command harnesses keep a process per rollout: a warm one would share its /tmp, its pid
       // namespace and whatever it starts between rollouts, and bubblewrap has no fresh-context switch.
       const host = prepared.runtime === 'node' ? await this.pool?.acquire(plan) : undefined;
-      worker = new WorkerProcess(plan, this.o.limits, { onLog: (m, data, level) => session.log(m, data, level === 'error' ? 'error' : 'log') }, host);
+      const hooks = {
+        onLog: (m: string, data: unknown, level: string | undefined) => session.log(m, data, level === 'error' ? 'error' : 'log'),
+        onCall: (c: CallMessage) => answerCall(session, c),
+      };
+      worker = new WorkerProcess(plan, this.o.limits, hooks, host);
       this.live.add(worker);
       outcome = await worker.run(message, { nonceFromStart: prepared.runtime === 'node' });
     } catch (e) {
@@ -313,7 +352,7 @@ export class HarnessRuntime {
         peakRssMb: round(outcome.peakRssMb),
         network: plan?.network ?? null,
         filesystem: plan?.filesystem ?? null,
-        ...(prepared.runtime === 'node' ? { warmProcess: this.pool !== undefined, separation: this.separation(prepared) } : {}),
+        ...(prepared.runtime === 'node' ? { warmProcess: this.pool !== undefined, separation: this.separation(prepared), lane: this.lane(prepared) } : {}),
         ...(this.separation(prepared) === 'thread' && this.contexts && prepared.context && 'refusal' in prepared.context
           ? { threadBecause: prepared.context.refusal }
           : {}),

@@ -190,8 +190,14 @@ export function chooseNetwork(requested: 'auto' | NetworkIsolation, caps: Sandbo
  * bootstrap only. No write, no child processes, no workers, no addons, no WASI, no inspector (all
  * refused by the permission model). One flag per path: Node 20.20 reads a comma in the value as part of the path.
  */
-function readOnlyNode(o: { dir: string; bootstrap: string; bundle: string }): string[] {
-  return [process.execPath, permissionFlag(), `--allow-fs-read=${o.dir}`, `--allow-fs-read=${o.bundle}`, `--allow-fs-read=${o.bootstrap}`];
+function readOnlyNode(o: { dir: string; bootstrap: string; bundle?: string }): string[] {
+  return [
+    process.execPath,
+    permissionFlag(),
+    `--allow-fs-read=${o.dir}`,
+    ...(o.bundle ? [`--allow-fs-read=${o.bundle}`] : []),
+    `--allow-fs-read=${o.bootstrap}`,
+  ];
 }
 
 export function planNodeWorker(o: { dir: string; bootstrap: string; bundle: string; limits: SandboxLimits; network: NetworkIsolation }): SpawnPlan {
@@ -305,14 +311,17 @@ function warmPlan(o: { dir: string; limits: SandboxLimits; network: NetworkIsola
 export const CONTEXT_HOST_HEAP_MB = 16;
 
 /**
- * A warm process that serves a Node candidate's rollouts each in a fresh `vm` context
- * (worker/contextHost.ts): exactly the wrappers, rlimits and read-only paths of a one-rollout
- * process (no worker, child-process or write permission; the candidate script in place of the
- * bundle). The JS heap limit is the process's, the rollout's plus the host's own.
+ * A warm process that serves Node candidates' rollouts each in a fresh `vm` context
+ * (worker/contextHost.ts): exactly the wrappers and rlimits of a one-rollout process (no worker,
+ * child-process or write permission). It belongs to no candidate: the runtime sends each
+ * candidate's script over its stdin (`run.script`), so it reads nothing but the bootstrap and `dir`,
+ * an empty folder of the runtime's, and serves whichever candidate comes next. A search that tries a
+ * new candidate every few rollouts then does not start a process per candidate and slot. The JS
+ * heap limit is the process's, the rollout's plus the host's own.
  */
-export function planNodeContextHost(o: { dir: string; bootstrap: string; script: string; limits: SandboxLimits; network: NetworkIsolation }): SpawnPlan {
+export function planNodeContextHost(o: { dir: string; bootstrap: string; limits: SandboxLimits; network: NetworkIsolation }): SpawnPlan {
   const node = [
-    ...readOnlyNode({ dir: o.dir, bootstrap: o.bootstrap, bundle: o.script }),
+    ...readOnlyNode({ dir: o.dir, bootstrap: o.bootstrap }),
     `--max-old-space-size=${o.limits.memoryMb + CONTEXT_HOST_HEAP_MB}`,
     // The host's realm compiles no code from strings and its built-ins are frozen, so a way into it
     // from a context finds nothing to run and nothing to hook; each rollout's context is given eval
@@ -322,7 +331,6 @@ export function planNodeContextHost(o: { dir: string; bootstrap: string; script:
     '--expose-gc', // the host's own global only: a full collection before it decides that a rollout left memory behind
     '--no-warnings',
     o.bootstrap,
-    o.script,
     '--contexts',
   ];
   return warmPlan(o, node, CONTEXT_HOST_HEAP_MB);

@@ -11,15 +11,18 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ChildMessage, LineSplitter, encodeMessage, parseLine, type RunMessage } from './protocol.js';
+import { MAX_CALL_LINE_CHARS, touchRecent } from './framing.js';
 import { treeUsage } from './procWatch.js';
 import { WARM_RETIRE_CPU_MS, type SpawnPlan } from './sandbox.js';
 
 /** The rollout a warm process is serving now (a WorkerProcess). */
 export interface HostListener {
-  /** Raw stdout/stderr bytes, for the output cap; false stops reading them. */
-  onOutput(chunk: string): boolean;
-  onStderr(chunk: string): void;
-  onLine(line: string): void;
+  /** Raw stderr bytes, counted for the output cap (false: over it). */
+  onStderr(chunk: string): boolean;
+  /** A line of stdout, counted for the output cap by the listener (protocol frames; see WorkerProcess.onHostLine). */
+  onHostLine(line: string): void;
+  /** The stdout line not finished yet, for the output cap. */
+  onPartial(splitter: LineSplitter): void;
   onOverlong(bytes: number): void;
   onHostExit(code: number | null, signal: NodeJS.Signals | null, rest: string): void;
   onHostError(message: string): void;
@@ -36,6 +39,8 @@ export class WarmHost {
   private draining: { nonce: string | undefined; timer: NodeJS.Timeout } | undefined;
   private readonly splitter: LineSplitter;
   private dead = false;
+  /** The candidate scripts a context host holds, as it keeps them. */
+  private readonly scripts = new Map<string, true>();
   rollouts = 0;
   /** A rollout waiting for this host to finish draining (WorkerPool.acquire), told whether it can have it. */
   claimedBy: ((reusable: boolean) => void) | undefined;
@@ -45,9 +50,11 @@ export class WarmHost {
     readonly plan: SpawnPlan,
     private readonly pool: WorkerPool,
   ) {
+    // Long enough for any `call` the gateway would read (framing.ts); other lines meet the output cap first.
     this.splitter = new LineSplitter(
       (line) => this.line(line),
       (n) => (this.listener ? this.listener.onOverlong(n) : this.kill()),
+      MAX_CALL_LINE_CHARS,
     );
     this.child = spawn(plan.command, plan.args, { cwd: plan.cwd, env: plan.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.on('error', (e) => {
@@ -57,13 +64,11 @@ export class WarmHost {
     this.child.stdin?.on('error', () => undefined); // EPIPE when it died: the exit handler reports it
     this.child.stdout?.setEncoding('utf8');
     this.child.stdout?.on('data', (chunk: string) => {
-      if (this.listener && !this.listener.onOutput(chunk)) return;
       this.splitter.push(chunk);
+      if (this.splitter.pendingChars > 0) this.listener?.onPartial(this.splitter);
     });
     this.child.stderr?.setEncoding('utf8');
-    this.child.stderr?.on('data', (chunk: string) => {
-      if (this.listener && this.listener.onOutput(chunk)) this.listener.onStderr(chunk);
-    });
+    this.child.stderr?.on('data', (chunk: string) => this.listener?.onStderr(chunk));
     this.child.on('exit', (code, signal) => {
       // As for a one-rollout process: let stdout drain first (a final frame may still be in the pipe).
       const decide = () => {
@@ -91,11 +96,18 @@ export class WarmHost {
     return this.child.pid ? treeUsage(this.child.pid)?.cpuMs : undefined;
   }
 
-  /** Hands the process a rollout. */
+  /** A line to the process (a `reply` on the pipe lane). */
+  send(line: string): void {
+    if (!this.dead) this.child.stdin?.write(line);
+  }
+
+  /** Hands the process a rollout; a context host gets the candidate's script only if it does not hold it (framing.ts, MAX_HOST_SCRIPTS). */
   start(listener: HostListener, message: RunMessage): void {
     this.listener = listener;
     this.rollouts++;
-    this.child.stdin?.write(encodeMessage(message));
+    const script = message.script;
+    const fresh = script !== undefined && touchRecent(this.scripts, script.id, () => true);
+    this.child.stdin?.write(encodeMessage(script && !fresh ? { ...message, script: { id: script.id } } : message));
   }
 
   /**
@@ -111,7 +123,7 @@ export class WarmHost {
   }
 
   private line(line: string): void {
-    if (this.listener) return this.listener.onLine(line);
+    if (this.listener) return this.listener.onHostLine(line);
     if (!this.draining) return; // after the exit frame nothing is expected; whatever comes is ignored
     const parsed = parseLine(ChildMessage, line);
     // Lines between the result and the exit frame are the finished rollout's last output: ignored.

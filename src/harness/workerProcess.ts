@@ -7,7 +7,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { SandboxLimits } from '../core/config.js';
 import type { Termination } from '../core/trajectory.js';
-import { ChildMessage, LineSplitter, encodeMessage, parseLine, type RunMessage } from './protocol.js';
+import { ChildMessage, LineSplitter, encodeMessage, parseLine, type CallMessage, type RunMessage } from './protocol.js';
+import { CALL_PREFIX, encodeReply } from './framing.js';
 import { processStart, treeUsage } from './procWatch.js';
 import type { SpawnPlan } from './sandbox.js';
 import type { HostListener, WarmHost } from './workerPool.js';
@@ -30,6 +31,8 @@ export interface WorkerOutcome {
 
 export interface WorkerHooks {
   onLog(message: string, data: unknown, level: string | undefined): void;
+  /** A model or tool call on the pipe lane (a run with `lane: "pipe"`): the gateway's answer to it. */
+  onCall?(call: CallMessage): Promise<{ status: number; text: string }>;
 }
 
 const WATCH_INTERVAL_MS = 100;
@@ -79,6 +82,8 @@ export class WorkerProcess implements HostListener {
    */
   private nonce: string | undefined;
   private nonceRequired = false;
+  /** The run carries model and tool calls on the pipe (`call` frames, answered with `reply`). */
+  private pipeLane = false;
   private startupMs: number | undefined;
   private cpuMs = 0;
   private peakRssMb = 0;
@@ -97,6 +102,7 @@ export class WorkerProcess implements HostListener {
   /** Spawns the process (or hands a warm one the rollout), sends `run`, and resolves when the rollout is over (the process is then dead, being killed, or back in the pool). */
   run(message: RunMessage, opts: { nonceFromStart?: boolean } = {}): Promise<WorkerOutcome> {
     this.nonce = message.nonce;
+    this.pipeLane = message.lane === 'pipe' && !!this.host && !!this.hooks.onCall;
     // The Node bootstrap frames every line; a command harness opts in with its first frame that echoes the nonce.
     this.nonceRequired = !!opts.nonceFromStart && this.nonce !== undefined;
     if (this.host) {
@@ -161,11 +167,24 @@ export class WorkerProcess implements HostListener {
   }
 
   // HostListener: what a warm host forwards from its process while this rollout is its current one.
-  onOutput(chunk: string): boolean {
-    return !this.outcome && this.countOutput(chunk);
+  onStderr(chunk: string): boolean {
+    if (this.outcome || !this.countOutput(chunk)) return false;
+    this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
+    return true;
   }
-  onStderr(chunk: string): void {
-    if (!this.outcome) this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
+  /**
+   * A line of the warm process's stdout. Counted for the output cap line by line, all but `call`
+   * frames: a model or tool call is the gateway's to bound (turns, tokens, tool calls), as on HTTP.
+   */
+  onHostLine(line: string): void {
+    if (this.outcome) return;
+    const parsed = parseLine(ChildMessage, line);
+    if (!(parsed.ok && parsed.message.type === 'call') && !this.countOutput(line + '\n')) return;
+    this.onMessage(parsed);
+  }
+  /** An unfinished line counts as output as it arrives, unless it is becoming a `call` (bounded by the line limit). */
+  onPartial(splitter: LineSplitter): void {
+    if (!this.outcome && splitter.pendingHead(CALL_PREFIX.length) !== CALL_PREFIX) this.withinOutput(splitter.pendingChars);
   }
   onOverlong(n: number): void {
     this.finish('protocol_error', `a protocol line of over ${n} bytes`);
@@ -191,16 +210,21 @@ export class WorkerProcess implements HostListener {
 
   private countOutput(chunk: string): boolean {
     this.outputBytes += Buffer.byteLength(chunk);
-    if (this.outputBytes > this.limits.outputBytes) {
-      this.finish('output_limit', `wrote more than ${this.limits.outputBytes} bytes on stdout/stderr`);
-      return false;
-    }
-    return true;
+    return this.withinOutput(0);
+  }
+
+  private withinOutput(pending: number): boolean {
+    if (this.outputBytes + pending <= this.limits.outputBytes) return true;
+    this.finish('output_limit', `wrote more than ${this.limits.outputBytes} bytes on stdout/stderr`);
+    return false;
   }
 
   onLine(line: string): void {
     if (this.outcome) return;
-    const parsed = parseLine(ChildMessage, line);
+    this.onMessage(parseLine(ChildMessage, line));
+  }
+
+  private onMessage(parsed: ReturnType<typeof parseLine<ChildMessage>>): void {
     if (!parsed.ok) return this.finish('protocol_error', parsed.error);
     const m = parsed.message;
     if (this.nonce !== undefined && m.nonce !== undefined && m.nonce !== this.nonce)
@@ -228,7 +252,19 @@ export class WorkerProcess implements HostListener {
         // Only a warm host sends it: the rollout's thread ended without a result (it exited on its own).
         if (!this.host) return this.finish('protocol_error', 'an `exit` frame from a one-rollout process');
         return this.onExit(m.code, null, '', 'exited');
+      case 'call':
+        return this.onCall(m);
     }
+  }
+
+  private onCall(call: CallMessage): void {
+    const answer = this.hooks.onCall;
+    if (!this.pipeLane || !answer) return this.finish('protocol_error', 'a `call` frame, but this run has no pipe lane');
+    void answer(call).then(
+      // A reply after the rollout ended is dropped: the process may already serve the next one.
+      (r) => this.outcome || this.host?.send(encodeReply(call.id, r.status, r.text)),
+      (e: unknown) => this.finish('error', `the gateway failed a call: ${e instanceof Error ? e.message : String(e)}`),
+    );
   }
 
   private onExit(code: number | null, signal: NodeJS.Signals | null, rest: string, after: 'exited' | 'kill' = 'kill'): void {

@@ -29,7 +29,7 @@ import { installNetworkGuard } from './netGuard.js';
 // (`--pool`: only our code runs there), a worker thread of a warm process serving one rollout, and
 // a warm process that serves each rollout in a fresh `vm` context (`--contexts`, contextHost.ts).
 const poolHost = isMainThread && process.argv[3] === '--pool';
-const contextHost = isMainThread && process.argv[3] === '--contexts';
+const contextHost = isMainThread && process.argv[2] === '--contexts';
 const hostRole = poolHost || contextHost;
 const inWorker = !isMainThread;
 
@@ -199,7 +199,7 @@ async function start(run: RunMessage, bundle: string): Promise<void> {
 }
 
 const bundle = process.argv[2];
-if (!bundle) fail('bootstrap needs the candidate bundle path as its argument');
+if (!bundle && !contextHost) fail('bootstrap needs the candidate bundle path as its argument');
 let started = false;
 function begin(run: RunMessage): void {
   started = true;
@@ -209,7 +209,7 @@ function begin(run: RunMessage): void {
 }
 if (contextHost) {
   const { runContextHost } = await import('./contextHost.js');
-  runContextHost({ script: bundle });
+  runContextHost();
 } else if (poolHost) {
   const { runPoolHost } = await import('./poolHost.js');
   runPoolHost({ bootstrap: fileURLToPath(import.meta.url), bundle, dir: process.argv[4], heapMb: Number(process.argv[5]) });

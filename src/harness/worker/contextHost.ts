@@ -12,7 +12,9 @@
  * thread per rollout (poolHost.ts).
  *
  * Candidate code never holds anything of this realm (contextPrelude.ts says how): it reaches the
- * model and the tools through `bridge`, which this host answers with gateway calls it makes itself.
+ * model and the tools through `bridge`, which this host answers with calls it makes itself: as
+ * `call` frames on its own pipe when the run says `lane: "pipe"` (the runtime's default for a
+ * context; no HTTP on either side), else as HTTP requests to the gateway.
  * A rollout is over when it returns, throws or fails, or when it can no longer make progress (no
  * timer, no gateway call pending: what ends a one-rollout process's event loop); the host then never
  * enters that context again, reports `exit`, and takes the next `run`. The engine's limits are per
@@ -23,16 +25,11 @@ import fs from 'node:fs';
 import http from 'node:http';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { LineSplitter, MAX_LOG_CHARS, PROTOCOL_VERSION, encodeLine } from '../framing.js';
+import { LineSplitter, MAX_BODY_BYTES, MAX_LOG_CHARS, PROTOCOL_VERSION, REPLY_PREFIX, encodeLine, touchRecent, type ReplyFrame } from '../framing.js';
 import { ParentMessage, parseLine, type ChildMessage, type RunMessage } from '../protocol.js';
 import { contextPrelude, type Bridge, type PreludeApi } from './contextPrelude.js';
 import { gatewayPost } from './gatewayClient.js';
 import { installNetworkGuard } from './netGuard.js';
-
-export interface ContextHostOptions {
-  /** The candidate as a script whose value is its module function (bundle.ts, `contextScript`). */
-  script: string;
-}
 
 /** Node clamps a delay outside 1 ms … 2^31 - 1 ms to 1 ms; so does this. */
 function delayOf(ms: number): number {
@@ -64,10 +61,19 @@ interface Rollout {
   over: boolean;
   /** Inside a call into the context (enter). */
   entered: boolean;
+  /** This rollout's candidate script was compiled for it (its first in this process). */
+  compiled: boolean;
   ending?: { last: ChildMessage | undefined; code: number };
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** What the gateway answers to a body it will not read (errorReply's shape, status 400). */
+function tooLarge(limit: number): string {
+  return JSON.stringify({ error: { message: `request body over ${limit} bytes`, type: 'invalid_request_error', code: null } });
+}
+/** A reply from the runtime can be as long as a tool's observation: a line limit far above a call's. */
+const MAX_REPLY_LINE_CHARS = 256 * 1024 * 1024;
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number.NaN);
 
 /**
@@ -138,12 +144,13 @@ function heapGrewFrom(baseline: number): boolean {
   return v8.getHeapStatistics().used_heap_size > baseline + slack;
 }
 
-export function runContextHost(o: ContextHostOptions): void {
+export function runContextHost(): void {
   settleProcessWideState();
   (globalThis as { gc?: () => void }).gc?.();
   let heapBaseline = v8.getHeapStatistics().used_heap_size;
   const writeSync = fs.writeSync;
-  const candidate = new vm.Script(fs.readFileSync(o.script, 'utf8'), { filename: 'harness.js' });
+  /** Candidates' scripts, each a script whose value is its module function (bundle.ts, `contextScriptFor`), compiled once. */
+  const scripts = new Map<string, vm.Script>();
   // `__name`: what esbuild's keepNames (tsx, when this runs from source) wraps named functions in.
   const prelude = new vm.Script(`(() => { const __name = (f) => f; return (${String(contextPrelude)}); })()`, { filename: 'whale-prelude.js' });
   // Entering a context with an empty script runs its microtasks (microtaskMode 'afterEvaluate').
@@ -151,12 +158,15 @@ export function runContextHost(o: ContextHostOptions): void {
   // Gateway connections are this realm's and kept alive between calls and rollouts: no candidate code can reach them.
   const agent = new http.Agent({ keepAlive: true, servername: '' } as http.AgentOptions);
   const queue: string[] = [];
+  /** Pipe-lane calls awaiting their `reply`: the rollout and the id its context knows the call by. Ids never repeat in a process. */
+  const calls = new Map<number, { r: Rollout; id: number }>();
+  let callSeq = 0;
   let current: Rollout | undefined;
   let guarded = false;
-  let served = 0;
 
-  const frame = (m: ChildMessage, nonce: string) => {
-    const bytes = Buffer.from(encodeLine({ ...m, nonce } as ChildMessage));
+  const frame = (m: ChildMessage, nonce: string) => write(encodeLine({ ...m, nonce } as ChildMessage));
+  const write = (line: string) => {
+    const bytes = Buffer.from(line);
     for (let off = 0; off < bytes.length;) {
       try {
         off += writeSync(1, bytes, off);
@@ -185,11 +195,13 @@ export function runContextHost(o: ContextHostOptions): void {
     const ending = r.ending;
     if (!ending || r.context === undefined) return;
     r.context = undefined;
+    for (const [k, c] of calls) if (c.r === r) calls.delete(k);
     if (ending.last) frame(ending.last, r.run.nonce as string);
     // Retire rather than hand the next rollout a heap this one left full: no `exit`, so the engine
     // takes the process for finished with, and the next rollout gets a new one.
     if (heapGrewFrom(heapBaseline)) process.exit(0);
-    if (served++ === 0) heapBaseline = Math.max(heapBaseline, v8.getHeapStatistics().used_heap_size); // the candidate's code, compiled once
+    // A candidate's code, compiled for this rollout, stays (up to MAX_HOST_SCRIPTS of them).
+    if (r.compiled) heapBaseline = Math.max(heapBaseline, v8.getHeapStatistics().used_heap_size);
     frame({ type: 'exit', code: ending.code }, r.run.nonce as string);
     current = undefined;
     setImmediate(next);
@@ -279,18 +291,37 @@ export function runContextHost(o: ContextHostOptions): void {
           }
           case 'request': {
             const id = num(a);
+            r.inflight++;
+            const settle = (status: number, text: string) => {
+              r.inflight--;
+              enter(r, (api) => api.dispatch('reply', id, status, text));
+            };
+            if (r.run.lane === 'pipe') {
+              const body = str(d);
+              // The gateway reads no larger body, and answers one with this 400; the runtime reads no longer line.
+              if (Buffer.byteLength(body) > MAX_BODY_BYTES) {
+                setImmediate(() => settle(400, tooLarge(MAX_BODY_BYTES)));
+                return undefined;
+              }
+              const callId = ++callSeq;
+              calls.set(callId, { r, id });
+              write(
+                encodeLine({
+                  type: 'call',
+                  id: callId,
+                  route: b === 'chat' ? 'chat' : 'tool',
+                  ...(b === 'chat' ? {} : { name: str(c) }),
+                  body,
+                  nonce,
+                } as ChildMessage),
+              );
+              return undefined;
+            }
             const g = r.run.gateway;
             const url = b === 'chat' ? `${g.baseUrl}/chat/completions` : `${g.toolsUrl}/${encodeURIComponent(str(c))}`;
-            r.inflight++;
             gatewayPost(g, url, str(d), agent).then(
-              (res) => {
-                r.inflight--;
-                enter(r, (api) => api.dispatch('reply', id, res.status, res.text));
-              },
-              (e: Error) => {
-                r.inflight--;
-                enter(r, (api) => api.dispatch('reply', id, -1, e.message));
-              },
+              (res) => settle(res.status, res.text),
+              (e: Error) => settle(-1, e.message),
             );
             return undefined;
           }
@@ -300,6 +331,30 @@ export function runContextHost(o: ContextHostOptions): void {
         return undefined; // nothing of this realm may reach the context, not even an error
       }
     };
+
+  /**
+   * The run's candidate, compiled now or earlier. The runtime keeps the same list of what this
+   * process holds, so a script it does not send is here; were it not, or did it not compile, the
+   * process ends, and the runtime's list with it.
+   */
+  const scriptOf = (run: RunMessage): { script: vm.Script; compiled: boolean } => {
+    const id = run.script?.id ?? '';
+    const source = run.script?.source;
+    let script = scripts.get(id);
+    const compiled = script === undefined;
+    try {
+      if (script === undefined) {
+        if (source === undefined) throw new Error(`the runtime sent no script for candidate ${id || '(none)'}`);
+        script = new vm.Script(source, { filename: 'harness.js' });
+      }
+    } catch (e) {
+      frame({ type: 'error', message: clip(`cannot load the candidate's script: ${e instanceof Error ? e.message : String(e)}`) }, run.nonce as string);
+      process.exit(3);
+    }
+    const held = script;
+    touchRecent(scripts, id, () => held);
+    return { script: held, compiled };
+  };
 
   const next = () => {
     if (current) return;
@@ -320,11 +375,12 @@ export function runContextHost(o: ContextHostOptions): void {
     // This realm runs with code generation from strings off (planNodeContextHost): a way into it
     // that ends in its `Function` gets an EvalError. The candidate's context keeps eval.
     const context = vm.createContext(Object.create(null) as object, { microtaskMode: 'afterEvaluate', codeGeneration: { strings: true, wasm: true } });
-    const r: Rollout = { run, context, api: undefined, timers: new Map(), inflight: 0, over: false, entered: false };
+    const candidate = scriptOf(run);
+    const r: Rollout = { run, context, api: undefined, timers: new Map(), inflight: 0, over: false, entered: false, compiled: candidate.compiled };
     current = r;
     const install = prelude.runInContext(context) as typeof contextPrelude;
     r.api = install(bridgeFor(r), MAX_LOG_CHARS);
-    const fn = candidate.runInContext(context) as Parameters<PreludeApi['start']>[0];
+    const fn = candidate.script.runInContext(context) as Parameters<PreludeApi['start']>[0];
     // Only what the candidate may see: no gateway address or token, no nonce.
     const seen = JSON.stringify({ task: run.task, knobs: run.knobs, prompts: run.prompts, tools: run.tools, limits: run.limits });
     enter(r, (api) => api.start(fn, seen));
@@ -347,12 +403,23 @@ export function runContextHost(o: ContextHostOptions): void {
     end(r, { type: 'error', message: clip(`unhandled rejection: ${described[0]}`), stack: described[1] ? clip(described[1]) : undefined }, 1);
   });
 
+  const onReply = (line: string) => {
+    const m = JSON.parse(line) as ReplyFrame;
+    const c = calls.get(m.id);
+    if (!c) return; // its rollout is over
+    calls.delete(m.id);
+    c.r.inflight--;
+    enter(c.r, (api) => api.dispatch('reply', c.id, m.status, m.body));
+  };
+
   const splitter = new LineSplitter(
     (line) => {
+      if (line.startsWith(REPLY_PREFIX)) return onReply(line);
       queue.push(line);
       next();
     },
     () => process.exit(3),
+    MAX_REPLY_LINE_CHARS,
   );
   process.stdin.setEncoding('utf8');
   process.stdin.on('data', (c: string) => splitter.push(c));

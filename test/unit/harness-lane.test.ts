@@ -1,0 +1,149 @@
+/**
+ * The pipe lane (protocol.ts, `call` / `reply`): a context host carries its rollout's model and tool
+ * calls on its own stdin/stdout instead of HTTP. Whatever a candidate sends — large, escape-heavy,
+ * oversized, refused, parallel calls — it must get the same answers as over HTTP, the calls must not
+ * count against the output cap, and the lines themselves must split the same however they arrive.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SandboxLimitsSchema, SamplingSchema } from '../../src/core/config.js';
+import type { Trajectory } from '../../src/core/trajectory.js';
+import { LineSplitter } from '../../src/harness/framing.js';
+import { HarnessRuntime } from '../../src/harness/runtime.js';
+import { warmWorkersSupported } from '../../src/harness/sandbox.js';
+import { ScriptedBackend } from '../../src/harness/testing/scriptedBackend.js';
+import { fixtureDomain, fixtureTasks } from '../fixtures/harnesses/fixtureDomain.js';
+
+const PROBE = new URL('../fixtures/harnesses/lane-probe', import.meta.url).pathname;
+const GOOD = new URL('../fixtures/harnesses/good', import.meta.url).pathname;
+const tmp = mkdtempSync(join(tmpdir(), 'whale-lane-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+const skip = warmWorkersSupported() ? false : 'no warm processes on this Node';
+
+async function rollouts(lane: 'pipe' | 'http', dir: string, n: number, o: { outputBytes: number; maxTurns: number }): Promise<Trajectory[]> {
+  const rt = new HarnessRuntime({
+    // The probe answers with what it saw, which no model said: the domain's rules would call that a violation.
+    domain: { ...fixtureDomain({ maxTurns: o.maxTurns }), checkRules: undefined },
+    backend: new ScriptedBackend((m) => (m.some((x) => x.role === 'tool') ? 'answer blue' : `search ${/of (\S+)/.exec(m[m.length - 1].content)?.[1] ?? 'x'}`)),
+    limits: SandboxLimitsSchema.parse({ wallMs: 20_000, cpuMs: 20_000, memoryMb: 256, outputBytes: o.outputBytes }),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 2,
+    cacheDir: join(tmp, 'cache'),
+    contextLane: lane,
+  });
+  try {
+    const prepared = await rt.prepare(dir);
+    const tasks = fixtureTasks('val').slice(0, n);
+    return await Promise.all(tasks.map((t, i) => rt.rollout(prepared, t, { sampleIndex: 0, seed: i })));
+  } finally {
+    await rt.close();
+  }
+}
+
+/** What a rollout did, without its timings. */
+function shape(t: Trajectory) {
+  const sandbox = t.events.find((e) => e.name === 'sandbox')?.data as { separation?: string; lane?: string };
+  return {
+    termination: t.termination,
+    detail: t.terminationDetail,
+    answer: t.finalAnswer,
+    score: t.verdict.score,
+    calls: t.modelCalls.map((c) => ({ messages: c.messages, completion: c.completion, params: c.params })),
+    events: t.events
+      .filter((e) => e.name !== 'sandbox')
+      .map((e) => ({ type: e.type, name: e.name, message: e.message, args: JSON.stringify(e.args ?? null).length })),
+    separation: sandbox.separation,
+  };
+}
+
+test('every call a candidate can make gets the same answer on the pipe as over HTTP, and calls do not count as output', { skip }, async () => {
+  const [pipe, http] = [
+    await rollouts('pipe', PROBE, 3, { outputBytes: 100_000, maxTurns: 1 }),
+    await rollouts('http', PROBE, 3, { outputBytes: 100_000, maxTurns: 1 }),
+  ];
+  for (const [i, t] of pipe.entries()) {
+    assert.equal((t.events.find((e) => e.name === 'sandbox')?.data as { lane: string }).lane, 'pipe');
+    assert.equal((http[i].events.find((e) => e.name === 'sandbox')?.data as { lane: string }).lane, 'http');
+    assert.equal(t.termination, 'turn_limit', `${t.terminationDetail}`);
+    const seen = JSON.parse(t.finalAnswer as string) as string[];
+    // The probe's 600 KB of calls are over the 100 KB output cap; had they counted, it would have stopped there.
+    assert.deepEqual(seen.slice(0, 3), ['big 0: ok 8', 'big 1: ok 8', 'big 2: ok 8']);
+    assert.equal(seen[3], 'escapes: ok 8');
+    assert.match(seen[4], /^unknown tool: gateway: unknown tool 'no such tool'/);
+    assert.equal(seen[5], 'over the body limit: gateway: request body over 4194304 bytes');
+    assert.match(seen[6], /^not an object: gateway: tool 'search' failed: search needs a string query/);
+    assert.match(seen[7], /^parallel: \d+ search /);
+    assert.match(seen[8], /^chat over the turn limit: gateway: model call 2 refused: the limit is 1 calls per rollout/);
+    assert.deepEqual(shape(t), shape(http[i]));
+  }
+});
+
+test('a two-turn harness scores the same on both lanes, call for call', { skip }, async () => {
+  const [pipe, http] = [
+    await rollouts('pipe', GOOD, 8, { outputBytes: 1_000_000, maxTurns: 2 }),
+    await rollouts('http', GOOD, 8, { outputBytes: 1_000_000, maxTurns: 2 }),
+  ];
+  assert.ok(pipe.some((t) => t.verdict.score === 1) && pipe.some((t) => t.modelCalls.length === 2), 'the rollouts searched and answered');
+  assert.deepEqual(pipe.map(shape), http.map(shape));
+});
+
+test('a protocol line splits the same however it arrives: across chunks, many to a chunk, CRLF, blank lines, too long', () => {
+  const split = (chunks: string[], maxLine = 10) => {
+    const lines: string[] = [];
+    const overlong: number[] = [];
+    const s = new LineSplitter(
+      (l) => lines.push(l),
+      (n) => overlong.push(n),
+      maxLine,
+    );
+    for (const c of chunks) s.push(c);
+    return { lines, overlong, rest: s.rest(), pending: s.pendingChars };
+  };
+  assert.deepEqual(split(['ab', 'c\nde', 'f\r\n\n  \ng']), { lines: ['abc', 'def'], overlong: [], rest: 'g', pending: 1 });
+  assert.deepEqual(split(['a\nb\nc\n']), { lines: ['a', 'b', 'c'], overlong: [], rest: '', pending: 0 });
+  // A finished line over the limit is reported and dropped, and the next one still arrives.
+  assert.deepEqual(split(['0123456789AB\nok\n']), { lines: ['ok'], overlong: [12], rest: '', pending: 0 });
+  // An unfinished one is reported once it passes the limit, and the reader starts afresh.
+  assert.deepEqual(split(['01234', '56789', 'AB', 'C\nok\n']), { lines: ['C', 'ok'], overlong: [12], rest: '', pending: 0 });
+  // A long line in many small chunks comes out whole.
+  const long = 'z'.repeat(100_000);
+  const chunks = Array.from({ length: 100 }, (_, i) => long.slice(i * 1000, (i + 1) * 1000));
+  assert.deepEqual(split([...chunks, '\n'], 200_000).lines, [long]);
+});
+
+test('one context host serves every candidate: each gets its own code, and one it no longer holds is sent again', { skip }, async () => {
+  // Ten candidates that differ in their code (more than a host holds), then the first again.
+  const variants = Array.from({ length: 10 }, (_, i) => {
+    const dir = join(tmp, `variant-${i}`);
+    cpSync(GOOD, dir, { recursive: true });
+    const entry = join(dir, 'harness.ts');
+    writeFileSync(
+      entry,
+      readFileSync(entry, 'utf8').replace('return { answer: act.arg };', `return { answer: act.arg === 'blue' ? 'variant ${i}' : act.arg };`),
+    );
+    return dir;
+  });
+  const rt = new HarnessRuntime({
+    domain: { ...fixtureDomain(), checkRules: undefined },
+    backend: new ScriptedBackend((m) => (m.some((x) => x.role === 'tool') ? 'answer blue' : 'search x')),
+    limits: SandboxLimitsSchema.parse({ wallMs: 20_000, cpuMs: 20_000, memoryMb: 128 }),
+    sampling: SamplingSchema.parse({}),
+    concurrency: 1,
+    cacheDir: join(tmp, 'cache-variants'),
+  });
+  try {
+    const answers: (string | null)[] = [];
+    for (const dir of [...variants, variants[0], variants[9]]) {
+      const t = await rt.rollout(await rt.prepare(dir), fixtureTasks('val')[0], { sampleIndex: 0, seed: 0 });
+      assert.equal((t.events.find((e) => e.name === 'sandbox')?.data as { separation: string }).separation, 'context');
+      answers.push(t.finalAnswer);
+    }
+    assert.deepEqual(answers, [...variants.map((_, i) => `variant ${i}`), 'variant 0', 'variant 9']);
+    assert.equal(rt.warmProcessesStarted, 1, 'every candidate ran in the one process');
+  } finally {
+    await rt.close();
+  }
+});
