@@ -11,7 +11,7 @@
 //   model only: the calls made in-process; then the sandbox paths. The overhead of a path is the
 //   share of its time per rollout that is not model time: (model-only rate / path rate) - 1.
 // Standalone: node --import tsx scripts/bench-runtime.ts [--concurrency 8]
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -20,7 +20,7 @@ import { hashSeed } from '../src/core/rng.js';
 import type { Task } from '../src/domains/types.js';
 import { Gateway } from '../src/harness/gateway.js';
 import { RolloutSession } from '../src/harness/rolloutSession.js';
-import { HarnessRuntime } from '../src/harness/runtime.js';
+import { HarnessRuntime, type PreparedHarness } from '../src/harness/runtime.js';
 import { ScriptedBackend } from '../src/harness/testing/scriptedBackend.js';
 import { createBackend } from '../src/policy/index.js';
 import type { EmbeddedBackend } from '../src/policy/embedded/backend.js';
@@ -139,11 +139,64 @@ export async function benchRuntime(opts: { rollouts?: number; embeddedRollouts?:
     out['instant policy: context / thread throughput'] = round(context.perSec / thread.perSec, 2);
     out['instant policy: context, pipe / HTTP throughput'] = round(context.perSec / contextHttp.perSec, 2);
     out['sandbox pass rate (lowest of the paths)'] = Math.min(...paths.map(([, r]) => r.passRate));
+    Object.assign(out, await searchShape({ domain, backend, cacheDir, concurrency, tasks }));
     Object.assign(out, await embeddedRates({ domain, cacheDir, concurrency, n: opts.embeddedRollouts ?? Math.max(64, 8 * concurrency), tasks }));
     out['network isolation is a namespace (1) or the guard only (0)'] = process1.network === 'namespace' ? 1 : 0;
   } finally {
     rmSync(cacheDir, { recursive: true, force: true });
   }
+  return out;
+}
+
+/**
+ * The harness search's shape: a new candidate every few rollouts (kbchain's search tries each on 16
+ * tasks × k 4 at concurrency 32, two rollouts a slot). Eight candidates that differ in their code,
+ * each given 2 × concurrency rollouts, against the instant policy; CPU counts everything, the
+ * processes started for a candidate included, which is what this shape costs.
+ */
+async function searchShape(o: { domain: ReturnType<typeof fixtureDomain>; backend: PolicyBackend; cacheDir: string; concurrency: number; tasks: Task[] }) {
+  const dirs = Array.from({ length: 8 }, (_, i) => {
+    const dir = join(o.cacheDir, `candidate-${i}`);
+    cpSync(HARNESS, dir, { recursive: true });
+    appendFileSync(join(dir, 'harness.ts'), `\nexport const variant = ${i};\n`);
+    return dir;
+  });
+  const out: Record<string, number> = {};
+  const rates: number[] = [];
+  for (const [name, p] of PATHS.filter(([, p]) => p.warmWorkers)) {
+    const rt = new HarnessRuntime({
+      domain: o.domain,
+      backend: o.backend,
+      limits: LIMITS,
+      sampling: SAMPLING,
+      concurrency: o.concurrency,
+      cacheDir: o.cacheDir,
+      ...p,
+    });
+    let cpu0 = 0;
+    let rate: { perSec: number };
+    try {
+      const prepared: PreparedHarness[] = [];
+      for (const d of dirs) prepared.push(await rt.prepare(d)); // bundling is not the runtime's cost here
+      await childrenReaped();
+      cpu0 = cpuWithChildrenMs();
+      let k = 0;
+      const per = 2 * o.concurrency;
+      rate = await timed(per * dirs.length, o.concurrency, async () => {
+        const i = k++;
+        const t = await rt.rollout(prepared[Math.floor(i / per)], o.tasks[i % o.tasks.length], { sampleIndex: 0, seed: i });
+        return t.verdict.pass;
+      });
+    } finally {
+      await rt.close();
+    }
+    await childrenReaped();
+    const n = 2 * o.concurrency * dirs.length;
+    out[`search shape (a new candidate every 2 rollouts a slot): ${name}: trajectories/s`] = round(rate.perSec);
+    out[`search shape: ${name}: engine + harness CPU per rollout, processes started included (ms)`] = round((cpuWithChildrenMs() - cpu0) / n, 2);
+    rates.push(rate.perSec);
+  }
+  out['search shape: context / thread throughput'] = round(rates[rates.length - 1] / rates[0], 2);
   return out;
 }
 
@@ -209,6 +262,8 @@ async function sandboxRate(o: {
   warmStartCpuMs: number;
   network: string;
   completions: string[];
+  /** Each rollout's termination (and detail), to say why one sampled other completions. */
+  endings: string[];
   /** Model and tool calls (gateway requests) per rollout: the harness side's cost grows with them. */
   requestsPerRollout: number;
 }> {
@@ -226,6 +281,7 @@ async function sandboxRate(o: {
   const startups: number[] = [];
   const cpus: number[] = [];
   const completions: string[] = [];
+  const endings: string[] = [];
   let requests = 0;
   let result: Omit<Awaited<ReturnType<typeof sandboxRate>>, 'totalCpuMs' | 'warmStartCpuMs' | 'engineCpuMs'>;
   let engine = process.cpuUsage();
@@ -248,11 +304,12 @@ async function sandboxRate(o: {
       if (typeof d?.startupMs === 'number') startups.push(d.startupMs);
       if (typeof d?.cpuMs === 'number') cpus.push(d.cpuMs);
       completions[i] = t.modelCalls.map((c) => c.completion).join('\u0000');
+      endings[i] = `${t.termination}${t.terminationDetail ? `: ${t.terminationDetail}` : ''}`;
       requests += t.modelCalls.length + t.events.filter((e) => e.type === 'tool').length;
       return t.verdict.pass;
     });
     engine = process.cpuUsage(engine);
-    result = { ...r, startupMs: mean(startups), cpuMs: mean(cpus), network: rt.network, completions, requestsPerRollout: requests / o.n };
+    result = { ...r, startupMs: mean(startups), cpuMs: mean(cpus), network: rt.network, completions, endings, requestsPerRollout: requests / o.n };
   } finally {
     await rt.close();
   }
@@ -317,7 +374,7 @@ async function embeddedRates(o: { domain: ReturnType<typeof fixtureDomain>; cach
     const common = { domain: o.domain, backend, cacheDir: o.cacheDir, concurrency: o.concurrency, n: o.n, tasks: o.tasks, sampling };
     // sandboxRate warms up with one rollout per slot before it times n.
     const paths = await samePaths((p) => batching(o.n + o.concurrency, () => sandboxRate({ ...common, ...p })));
-    const same = (xs: string[]) => xs.every((c, i) => c === completions[i]);
+    const differing = (xs: string[]) => xs.flatMap((c, i) => (c === completions[i] ? [] : [i]));
     const out: Record<string, number> = {
       'embedded model: model only (in-process calls) rollouts/s': round(modelOnly.perSec, 2),
       'embedded model: CPU per rollout, model only (ms, engine)': round(modelCpuMs, 1),
@@ -330,6 +387,12 @@ async function embeddedRates(o: { domain: ReturnType<typeof fixtureDomain>; cach
       out[`embedded model: ${name}: of which the engine (model, gateway, sessions; ms per rollout)`] = round(r.engineCpuMs, 1);
       out[`embedded model: ${name}: of which the harness processes (ms per rollout)`] = round(r.totalCpuMs - r.engineCpuMs, 1);
       out[`embedded model: ${name}: gateway requests per rollout`] = round(r.requestsPerRollout, 2);
+      const d = differing(r.completions);
+      out[`embedded model: ${name}: rollouts that sampled other completions than model-only`] = d.length;
+      for (const i of d.slice(0, 3))
+        console.error(
+          `bench-runtime: ${name}: rollout ${i} (${r.endings[i]}): ${JSON.stringify(r.completions[i])} against model-only ${JSON.stringify(completions[i])}`,
+        );
     }
     for (const [name, b] of [['model only', modelOnly.batching], ...paths.map(([n, r]) => [n, r.batching] as const)] as const) {
       out[`embedded model: ${name}: decode steps per rollout`] = round(b.stepsPerRollout, 2);
@@ -340,7 +403,7 @@ async function embeddedRates(o: { domain: ReturnType<typeof fixtureDomain>; cach
     out['embedded model: context / process throughput'] = round(context.perSec / process1.perSec, 2);
     out['embedded model: context / thread throughput'] = round(context.perSec / thread.perSec, 2);
     out['embedded model: context, pipe / HTTP throughput'] = round(context.perSec / contextHttp.perSec, 2);
-    out['embedded model: every path sampled the same completions (1 yes, 0 no)'] = paths.every(([, r]) => same(r.completions)) ? 1 : 0;
+    out['embedded model: every path sampled the same completions (1 yes, 0 no)'] = paths.every(([, r]) => differing(r.completions).length === 0) ? 1 : 0;
     return out;
   } finally {
     await backend.close();

@@ -19,8 +19,15 @@ const HERE = typeof __filename !== 'undefined' ? dirname(__filename) : dirname(f
 
 /** Where to look, in order: beside this module (source), the names a dist build copies, a checkout's src/. */
 const SDK_CANDIDATES = [join(HERE, 'sdk.ts'), join(HERE, 'whale-harness-sdk.ts'), join(HERE, '..', 'src', 'harness', 'sdk.ts')];
-const BOOTSTRAP_SOURCES = [join(HERE, 'worker', 'bootstrap.ts'), join(HERE, '..', 'src', 'harness', 'worker', 'bootstrap.ts')];
+/**
+ * The bootstrap this module goes with, in order: its source beside it (run from source), the one a
+ * dist build put beside it, a checkout's src/ (a dist build without one). A dist build inside a
+ * checkout must not take the checkout's src/ first: that source may be newer or older than the
+ * engine that speaks to it, and the two must speak the same protocol.
+ */
+const BOOTSTRAP_SOURCE = join(HERE, 'worker', 'bootstrap.ts');
 const BOOTSTRAP_PREBUILT = join(HERE, 'whale-bootstrap.mjs');
+const BOOTSTRAP_CHECKOUT = join(HERE, '..', 'src', 'harness', 'worker', 'bootstrap.ts');
 
 export function resolveSdkFile(): string {
   const f = SDK_CANDIDATES.find((c) => existsSync(c));
@@ -45,11 +52,9 @@ export function ensureBootstrap(cacheDir: string): Promise<string> {
 }
 
 async function buildBootstrap(cacheDir: string): Promise<string> {
-  const source = BOOTSTRAP_SOURCES.find((c) => existsSync(c));
-  if (!source) {
-    if (existsSync(BOOTSTRAP_PREBUILT)) return BOOTSTRAP_PREBUILT;
-    throw new Error(`worker bootstrap not found (looked for ${[...BOOTSTRAP_SOURCES, BOOTSTRAP_PREBUILT].join(', ')})`);
-  }
+  if (!existsSync(BOOTSTRAP_SOURCE) && existsSync(BOOTSTRAP_PREBUILT)) return BOOTSTRAP_PREBUILT;
+  const source = [BOOTSTRAP_SOURCE, BOOTSTRAP_CHECKOUT].find((c) => existsSync(c));
+  if (!source) throw new Error(`worker bootstrap not found (looked for ${[BOOTSTRAP_SOURCE, BOOTSTRAP_PREBUILT, BOOTSTRAP_CHECKOUT].join(', ')})`);
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
     entryPoints: [source],

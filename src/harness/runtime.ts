@@ -303,7 +303,9 @@ export class HarnessRuntime {
     let plan: SpawnPlan | undefined;
     try {
       const bootstrap = await this.start();
-      const gateway = this.gateway.register(session, { viaSocket: true });
+      // A rollout whose calls come on its host's pipe is not reachable over HTTP at all: no route, no token.
+      const lane = this.lane(prepared);
+      const gateway = lane === 'pipe' ? { baseUrl: '', toolsUrl: '', token: '' } : this.gateway.register(session, { viaSocket: true });
       plan = this.plan(prepared, bootstrap);
       const message: RunMessage = {
         type: 'run',
@@ -318,7 +320,7 @@ export class HarnessRuntime {
         // command harness reads it from stdin (not the environment or argv, which its children could
         // read) and, by echoing it, makes every later frame need it (workerProcess.ts).
         nonce: randomBytes(16).toString('hex'),
-        ...(this.lane(prepared) === 'pipe' ? { lane: 'pipe' as const } : {}),
+        ...(lane === 'pipe' ? { lane } : {}),
         ...(this.separation(prepared) === 'context' && prepared.context && 'file' in prepared.context
           ? { script: this.contextScript(prepared.context.file) }
           : {}),
@@ -337,7 +339,7 @@ export class HarnessRuntime {
       outcome = { termination: 'error', detail: `runtime error: ${e instanceof Error ? e.message : String(e)}`, answer: null, stderrTail: '' };
     } finally {
       if (worker) this.live.delete(worker);
-      this.gateway.unregister(session);
+      this.gateway.unregister(session); // and closes it, registered or not
     }
 
     const events: HarnessEvent[] = [...session.events];

@@ -8,12 +8,15 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SandboxLimitsSchema, SamplingSchema } from '../../src/core/config.js';
 import type { Trajectory } from '../../src/core/trajectory.js';
 import { LineSplitter } from '../../src/harness/framing.js';
 import { HarnessRuntime } from '../../src/harness/runtime.js';
 import { warmWorkersSupported } from '../../src/harness/sandbox.js';
+import { gatewayPost } from '../../src/harness/worker/gatewayClient.js';
 import { ScriptedBackend } from '../../src/harness/testing/scriptedBackend.js';
 import { fixtureDomain, fixtureTasks } from '../fixtures/harnesses/fixtureDomain.js';
 
@@ -145,5 +148,40 @@ test('one context host serves every candidate: each gets its own code, and one i
     assert.equal(rt.warmProcessesStarted, 1, 'every candidate ran in the one process');
   } finally {
     await rt.close();
+  }
+});
+
+test("a kept-alive connection the gateway drops as it is reused is retried once on a new one; other failures are the caller's", async () => {
+  // The keep-alive race, made certain: the server resets every connection at its second request.
+  const seen = new Map<object, number>();
+  let resets = 0;
+  const server = http.createServer((req, res) => {
+    const n = (seen.get(req.socket) ?? 0) + 1;
+    seen.set(req.socket, n);
+    if (n === 2) {
+      resets++;
+      req.socket.destroy();
+      return;
+    }
+    req.resume();
+    req.on('end', () => res.end(JSON.stringify({ n })));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  const gateway = { baseUrl: `http://127.0.0.1:${port}/v1`, toolsUrl: '', token: 't' };
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const replies = [];
+    for (let i = 0; i < 4; i++) replies.push(await gatewayPost(gateway, `${gateway.baseUrl}/chat/completions`, '{}', agent));
+    assert.ok(resets >= 1, 'a reused connection was reset');
+    assert.deepEqual(
+      replies.map((r) => r.status),
+      [200, 200, 200, 200],
+    );
+    // A gateway that is not there is no stale connection: the caller sees the failure.
+    await assert.rejects(gatewayPost({ ...gateway, baseUrl: 'http://127.0.0.1:1/v1' }, 'http://127.0.0.1:1/v1/chat/completions', '{}', agent), /ECONNREFUSED/);
+  } finally {
+    agent.destroy();
+    server.close();
   }
 });

@@ -367,9 +367,13 @@ export function runContextHost(): void {
     }
     const run: RunMessage = parsed.message;
     if (!guarded) {
-      // Nothing in a context can reach the network; the guard is for this realm, as in every harness process.
-      const gw = new URL(run.gateway.baseUrl);
-      installNetworkGuard({ socketPath: run.gateway.socketPath, host: gw.hostname, port: run.gateway.socketPath ? undefined : Number(gw.port) });
+      // Nothing in a context can reach the network; the guard is for this realm, as in every harness
+      // process. On the pipe lane this realm has no address to reach either.
+      if (run.lane === 'pipe') installNetworkGuard({});
+      else {
+        const gw = new URL(run.gateway.baseUrl);
+        installNetworkGuard({ socketPath: run.gateway.socketPath, host: gw.hostname, port: run.gateway.socketPath ? undefined : Number(gw.port) });
+      }
       guarded = true;
     }
     // This realm runs with code generation from strings off (planNodeContextHost): a way into it

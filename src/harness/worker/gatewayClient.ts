@@ -12,7 +12,21 @@ export interface GatewayReply {
   text: string;
 }
 
-export function gatewayPost(gateway: RunMessage['gateway'], url: string, payload: string, agent: http.Agent): Promise<GatewayReply> {
+export async function gatewayPost(gateway: RunMessage['gateway'], url: string, payload: string, agent: http.Agent): Promise<GatewayReply> {
+  try {
+    return await post(gateway, url, payload, agent);
+  } catch (e) {
+    // A kept-alive connection the gateway closed as it was reused (its idle timeout, the classic
+    // keep-alive race): the request never reached it, so it is sent once more on a new connection.
+    // Any other failure is the caller's.
+    if (!(e instanceof StaleSocket)) throw e;
+    return post(gateway, url, payload, agent);
+  }
+}
+
+class StaleSocket extends Error {}
+
+function post(gateway: RunMessage['gateway'], url: string, payload: string, agent: http.Agent): Promise<GatewayReply> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -30,7 +44,10 @@ export function gatewayPost(gateway: RunMessage['gateway'], url: string, payload
         res.on('error', reject);
       },
     );
-    req.on('error', reject);
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      const stale = req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE');
+      reject(stale ? new StaleSocket(e.message) : e);
+    });
     req.end(payload);
   });
 }
