@@ -28,6 +28,12 @@ export const CALL_PREFIX = '{"type":"call",';
  * the same list for each host (the same runs in the same order), so it knows which to send again.
  */
 export const MAX_HOST_SCRIPTS = 8;
+/**
+ * How far a context host's heap may rise, over its life, for the candidates it compiles (and what
+ * their first rollouts leave): half the host's own share (sandbox.ts, CONTEXT_HOST_HEAP_MB). Past
+ * that the process retires, so no run of candidates can eat into the rollouts' memory limit.
+ */
+export const MAX_HOST_CODE_GROWTH_BYTES = 8 * 2 ** 20;
 
 /** Marks `id` as just run in an LRU list kept as a Map's insertion order; true if it was not there. What fell out is passed to `evicted`. */
 export function touchRecent<V>(recent: Map<string, V>, id: string, value: () => V, evicted?: (v: V) => void): boolean {

@@ -25,7 +25,17 @@ import fs from 'node:fs';
 import http from 'node:http';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { LineSplitter, MAX_BODY_BYTES, MAX_LOG_CHARS, PROTOCOL_VERSION, REPLY_PREFIX, encodeLine, touchRecent, type ReplyFrame } from '../framing.js';
+import {
+  LineSplitter,
+  MAX_BODY_BYTES,
+  MAX_HOST_CODE_GROWTH_BYTES,
+  MAX_LOG_CHARS,
+  PROTOCOL_VERSION,
+  REPLY_PREFIX,
+  encodeLine,
+  touchRecent,
+  type ReplyFrame,
+} from '../framing.js';
 import { ParentMessage, parseLine, type ChildMessage, type RunMessage } from '../protocol.js';
 import { contextPrelude, type Bridge, type PreludeApi } from './contextPrelude.js';
 import { gatewayPost } from './gatewayClient.js';
@@ -148,6 +158,8 @@ export function runContextHost(): void {
   settleProcessWideState();
   (globalThis as { gc?: () => void }).gc?.();
   let heapBaseline = v8.getHeapStatistics().used_heap_size;
+  /** The baseline once the first candidate's code is in: what later ones add is bounded. */
+  let firstBaseline: number | undefined;
   const writeSync = fs.writeSync;
   /** Candidates' scripts, each a script whose value is its module function (bundle.ts, `contextScriptFor`), compiled once. */
   const scripts = new Map<string, vm.Script>();
@@ -201,7 +213,11 @@ export function runContextHost(): void {
     // takes the process for finished with, and the next rollout gets a new one.
     if (heapGrewFrom(heapBaseline)) process.exit(0);
     // A candidate's code, compiled for this rollout, stays (up to MAX_HOST_SCRIPTS of them).
-    if (r.compiled) heapBaseline = Math.max(heapBaseline, v8.getHeapStatistics().used_heap_size);
+    if (r.compiled) {
+      heapBaseline = Math.max(heapBaseline, v8.getHeapStatistics().used_heap_size);
+      firstBaseline ??= heapBaseline;
+      if (heapBaseline - firstBaseline > MAX_HOST_CODE_GROWTH_BYTES) process.exit(0);
+    }
     frame({ type: 'exit', code: ending.code }, r.run.nonce as string);
     current = undefined;
     setImmediate(next);
