@@ -18,8 +18,12 @@ export function encodeLine(m: { type: string }): string {
 export const MAX_LINE_CHARS = 4 * 1024 * 1024;
 /** The largest request body the gateway reads (bytes), on either lane. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
-/** A `call` line whose body is within MAX_BODY_BYTES is shorter than this, however JSON escapes it (≤ 6 characters a byte). */
-export const MAX_CALL_LINE_CHARS = 6 * MAX_BODY_BYTES + 64 * 1024;
+/**
+ * The longest `call` line the runtime reads. A body is JSON text (the prelude's own `JSON.stringify`),
+ * whose only characters JSON escapes again are `"` and `\`, so a body within MAX_BODY_BYTES makes a
+ * line under twice that; the host refuses a longer one itself, as the gateway refuses a body.
+ */
+export const MAX_CALL_LINE_CHARS = 2 * MAX_BODY_BYTES + 64 * 1024;
 /** How every `call` line begins (encodeLine keeps the key order it is given): an unfinished line that does not is output. */
 export const CALL_PREFIX = '{"type":"call",';
 

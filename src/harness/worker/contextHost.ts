@@ -28,6 +28,7 @@ import vm from 'node:vm';
 import {
   LineSplitter,
   MAX_BODY_BYTES,
+  MAX_CALL_LINE_CHARS,
   MAX_HOST_CODE_GROWTH_BYTES,
   MAX_LOG_CHARS,
   PROTOCOL_VERSION,
@@ -314,23 +315,16 @@ export function runContextHost(): void {
             };
             if (r.run.lane === 'pipe') {
               const body = str(d);
+              const callId = ++callSeq;
+              const route = b === 'chat' ? 'chat' : 'tool';
+              const line = encodeLine({ type: 'call', id: callId, route, ...(route === 'chat' ? {} : { name: str(c) }), body, nonce } as ChildMessage);
               // The gateway reads no larger body, and answers one with this 400; the runtime reads no longer line.
-              if (Buffer.byteLength(body) > MAX_BODY_BYTES) {
+              if (Buffer.byteLength(body) > MAX_BODY_BYTES || line.length > MAX_CALL_LINE_CHARS) {
                 setImmediate(() => settle(400, tooLarge(MAX_BODY_BYTES)));
                 return undefined;
               }
-              const callId = ++callSeq;
               calls.set(callId, { r, id });
-              write(
-                encodeLine({
-                  type: 'call',
-                  id: callId,
-                  route: b === 'chat' ? 'chat' : 'tool',
-                  ...(b === 'chat' ? {} : { name: str(c) }),
-                  body,
-                  nonce,
-                } as ChildMessage),
-              );
+              write(line);
               return undefined;
             }
             const g = r.run.gateway;
