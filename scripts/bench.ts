@@ -2,7 +2,7 @@
 // Targets (issue #2, default embedded model at its default context on a 2-core machine):
 // training >= 1,500 tokens/s, batched sampling >= 4,000 tokens/s. Cold start (issue #15): `whale --help`
 // within 1.5x of `node -e ""`. Harness runtime (issue #14): per-rollout overhead against model-only sampling of the
-// embedded model: a process, a worker thread and a vm context per rollout side by side.
+// embedded model: a process, a worker thread and a vm context per rollout side by side (the context over its pipe and over HTTP).
 import { benchColdStart } from './bench-coldstart.js';
 import { benchPolicy } from './bench-policy.js';
 import { benchRuntime } from './bench-runtime.js';
@@ -18,6 +18,9 @@ table('CLI cold start (bundle, side by side with node -e "")', benchColdStart())
 const policy = await benchPolicy();
 table('embedded policy (tfjs-wasm)', policy);
 const runtime = await benchRuntime();
-table('harness runtime: a process, a worker thread and a vm context per rollout, against model-only sampling of the embedded model', runtime);
+table(
+  "harness runtime: a process, a worker thread and a vm context per rollout (its calls on its pipe, and over HTTP), against model-only sampling of the embedded model; and a search's shape",
+  runtime,
+);
 table('open one trajectory of N in the editor (byte-offset index vs read-all)', await benchTrajectories());
 process.exit(0);
