@@ -171,8 +171,8 @@ export function runContextHost(): void {
   // Gateway connections are this realm's and kept alive between calls and rollouts: no candidate code can reach them.
   const agent = new http.Agent({ keepAlive: true, servername: '' } as http.AgentOptions);
   const queue: string[] = [];
-  /** Pipe-lane calls awaiting their `reply`: the rollout and the id its context knows the call by. Ids never repeat in a process. */
-  const calls = new Map<number, { r: Rollout; id: number }>();
+  /** Pipe-lane calls awaiting their `reply`: their rollout, and how to hand it the reply. Ids never repeat in a process. */
+  const calls = new Map<number, { r: Rollout; settle: (status: number, text: string) => void }>();
   let callSeq = 0;
   let current: Rollout | undefined;
   let guarded = false;
@@ -323,7 +323,7 @@ export function runContextHost(): void {
                 setImmediate(() => settle(400, tooLarge(MAX_BODY_BYTES)));
                 return undefined;
               }
-              calls.set(callId, { r, id });
+              calls.set(callId, { r, settle });
               write(line);
               return undefined;
             }
@@ -422,8 +422,7 @@ export function runContextHost(): void {
     const c = calls.get(m.id);
     if (!c) return; // its rollout is over
     calls.delete(m.id);
-    c.r.inflight--;
-    enter(c.r, (api) => api.dispatch('reply', c.id, m.status, m.body));
+    c.settle(m.status, m.body);
   };
 
   const splitter = new LineSplitter(
