@@ -10,7 +10,7 @@
 // the same sampling parameters and seeds, so the model does the same work on each path:
 //   model only: the calls made in-process; then the sandbox paths. The overhead of a path is the
 //   share of its time per rollout that is not model time: (model-only rate / path rate) - 1.
-// Standalone: node --import tsx scripts/bench-runtime.ts [--concurrency 8]
+// Standalone: node --import tsx scripts/bench-runtime.ts [--concurrency 8] [--embedded-rollouts N]
 import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,7 +75,7 @@ async function timed(n: number, concurrency: number, one: (i: number) => Promise
 
 export async function benchRuntime(opts: { rollouts?: number; embeddedRollouts?: number; concurrency?: number } = {}): Promise<Record<string, number>> {
   const concurrency = opts.concurrency ?? 8;
-  // At least 12 (8 with the model) rollouts per slot, so a higher concurrency is not timed on a wave or two.
+  // At least 12 rollouts per slot, so a higher concurrency is not timed on a wave or two.
   const n = opts.rollouts ?? Math.max(96, 12 * concurrency);
   const domain = fixtureDomain();
   const tasks = fixtureTasks('val');
@@ -140,7 +140,10 @@ export async function benchRuntime(opts: { rollouts?: number; embeddedRollouts?:
     out['instant policy: context, pipe / HTTP throughput'] = round(context.perSec / contextHttp.perSec, 2);
     out['sandbox pass rate (lowest of the paths)'] = Math.min(...paths.map(([, r]) => r.passRate));
     Object.assign(out, await searchShape({ domain, backend, cacheDir, concurrency, tasks }));
-    Object.assign(out, await embeddedRates({ domain, cacheDir, concurrency, n: opts.embeddedRollouts ?? Math.max(64, 8 * concurrency), tasks }));
+    // 32 rollouts per slot with the model: a run keeps one runtime, so each warm process serves
+    // hundreds of rollouts, and its first few (before V8 has compiled the host's code) are not what
+    // a run pays per rollout. Fewer (8 per slot until 2026-12-02) overstate the harness side's CPU.
+    Object.assign(out, await embeddedRates({ domain, cacheDir, concurrency, n: opts.embeddedRollouts ?? 32 * concurrency, tasks }));
     out['network isolation is a namespace (1) or the guard only (0)'] = process1.network === 'namespace' ? 1 : 0;
   } finally {
     rmSync(cacheDir, { recursive: true, force: true });
@@ -417,13 +420,17 @@ function round(x: number, digits = 1): number {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   // --concurrency N: rollouts in flight (default 8; a run's evaluation.concurrency defaults to 32).
-  const { values } = parseArgs({ options: { concurrency: { type: 'string', default: '8' } } });
-  const concurrency = Number(values.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1) {
-    console.error(`bench-runtime: --concurrency: expected a positive integer, got ${values.concurrency}`);
+  // --embedded-rollouts N: timed rollouts per path with the model (default 32 per slot).
+  const { values } = parseArgs({ options: { concurrency: { type: 'string', default: '8' }, 'embedded-rollouts': { type: 'string' } } });
+  const positive = (name: string, v: string | undefined): number | undefined => {
+    if (v === undefined) return undefined;
+    const x = Number(v);
+    if (Number.isInteger(x) && x >= 1) return x;
+    console.error(`bench-runtime: --${name}: expected a positive integer, got ${v}`);
     process.exit(2);
-  }
-  const rows = await benchRuntime({ concurrency });
+  };
+  const concurrency = positive('concurrency', values.concurrency) as number;
+  const rows = await benchRuntime({ concurrency, embeddedRollouts: positive('embedded-rollouts', values['embedded-rollouts']) });
   for (const [k, v] of Object.entries(rows)) console.log(`${k.padEnd(58)} ${v}`);
   process.exit(0);
 }

@@ -128,6 +128,15 @@ test('every bad ending in a context costs its own task only, as in a process of 
   for (const i of [0, 2, 4, 6, 8, 10, 12, 14]) assert.deepEqual(seen(trajs[i]).moduleCounter, 0);
 });
 
+test('what a candidate logged before it hangs reaches the trajectory: a context host sends its frames in batches, but a log at once', { skip }, async () => {
+  const { trajs } = await sequence(['log-then-hang', 'ok']);
+  assert.equal(trajs[0].termination, 'timeout');
+  const logged = trajs[0].events.filter((e) => e.message === 'about to hang');
+  assert.equal(logged.length, 1, JSON.stringify(trajs[0].events.map((e) => [e.type, e.name, e.message])));
+  assert.deepEqual(logged[0].data, { step: 1 });
+  assert.equal(trajs[1].termination, 'answered');
+});
+
 test(
   'an error the runtime cannot even describe ends its own rollout only, and its stack is never read where the host realm shows; a context has no FinalizationRegistry',
   { skip },

@@ -177,15 +177,41 @@ export function runContextHost(): void {
   let current: Rollout | undefined;
   let guarded = false;
 
-  const frame = (m: ChildMessage, nonce: string) => write(encodeLine({ ...m, nonce } as ChildMessage));
-  const write = (line: string) => {
-    const bytes = Buffer.from(line);
+  /**
+   * Frames written during a call into the context go out in one write when it returns (a rollout's
+   * `ready` and first call, its result and `exit`): a write and a wake-up of the engine each, not one
+   * per frame. A log flushes at once, so what a candidate logged before it hangs still arrives; a call
+   * made just before a hang is never sent, as over HTTP, whose request goes out after the call returns.
+   */
+  let batch: string[] | undefined;
+  const frame = (m: ChildMessage, nonce: string) => write(encodeLine({ ...m, nonce } as ChildMessage), m.type === 'log');
+  const write = (line: string, now = false) => {
+    if (!batch) return writeOut(line);
+    batch.push(line);
+    if (now) flush();
+  };
+  const flush = () => {
+    if (!batch?.length) return;
+    const text = batch.length === 1 ? batch[0] : batch.join('');
+    batch.length = 0;
+    writeOut(text);
+  };
+  const writeOut = (text: string) => {
+    const bytes = Buffer.from(text);
     for (let off = 0; off < bytes.length;) {
       try {
         off += writeSync(1, bytes, off);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
       }
+    }
+  };
+  /** Every way out of the process passes here, so no batched frame is left behind. */
+  const exit: (code: number) => never = (code) => {
+    try {
+      flush();
+    } finally {
+      process.exit(code);
     }
   };
 
@@ -212,12 +238,12 @@ export function runContextHost(): void {
     if (ending.last) frame(ending.last, r.run.nonce as string);
     // Retire rather than hand the next rollout a heap this one left full: no `exit`, so the engine
     // takes the process for finished with, and the next rollout gets a new one.
-    if (heapGrewFrom(heapBaseline)) process.exit(0);
+    if (heapGrewFrom(heapBaseline)) exit(0);
     // A candidate's code, compiled for this rollout, stays (up to MAX_HOST_SCRIPTS of them).
     if (r.compiled) {
       heapBaseline = Math.max(heapBaseline, v8.getHeapStatistics().used_heap_size);
       firstBaseline ??= heapBaseline;
-      if (heapBaseline - firstBaseline > MAX_HOST_CODE_GROWTH_BYTES) process.exit(0);
+      if (heapBaseline - firstBaseline > MAX_HOST_CODE_GROWTH_BYTES) exit(0);
     }
     frame({ type: 'exit', code: ending.code }, r.run.nonce as string);
     current = undefined;
@@ -232,7 +258,7 @@ export function runContextHost(): void {
    */
   const broken = (r: Rollout | undefined) => {
     if (r && !r.over) frame({ type: 'error', message: 'the harness broke out of its runtime: an exception left its context' }, r.run.nonce as string);
-    process.exit(70);
+    exit(70);
   };
 
   /** Runs `f` (a call into the context) and the microtasks it queued; then checks the rollout can still move. */
@@ -240,6 +266,8 @@ export function runContextHost(): void {
     if (r.over || !r.api || !r.context) return;
     const context = r.context;
     r.entered = true;
+    const outer = batch === undefined;
+    if (outer) batch = [];
     try {
       f(r.api);
       drain.runInContext(context);
@@ -250,6 +278,10 @@ export function runContextHost(): void {
     }
     if (!r.over && r.inflight === 0 && ![...r.timers.values()].some((t) => t.refd)) end(r, undefined, 0);
     else if (r.over) finish(r);
+    if (outer) {
+      flush();
+      batch = undefined;
+    }
   };
 
   const bridgeFor =
@@ -359,7 +391,7 @@ export function runContextHost(): void {
       }
     } catch (e) {
       frame({ type: 'error', message: clip(`cannot load the candidate's script: ${e instanceof Error ? e.message : String(e)}`) }, run.nonce as string);
-      process.exit(3);
+      exit(3);
     }
     const held = script;
     touchRecent(scripts, id, () => held);
@@ -373,7 +405,7 @@ export function runContextHost(): void {
     const parsed = parseLine(ParentMessage, line);
     if (!parsed.ok) {
       writeSync(2, `bad message from the runtime: ${parsed.error}\n`);
-      process.exit(3);
+      exit(3);
     }
     const run: RunMessage = parsed.message;
     if (!guarded) {
@@ -431,11 +463,11 @@ export function runContextHost(): void {
       queue.push(line);
       next();
     },
-    () => process.exit(3),
+    () => exit(3),
     MAX_REPLY_LINE_CHARS,
   );
   process.stdin.setEncoding('utf8');
   process.stdin.on('data', (c: string) => splitter.push(c));
-  process.stdin.on('end', () => process.exit(0));
-  process.stdin.on('error', () => process.exit(3));
+  process.stdin.on('end', () => exit(0));
+  process.stdin.on('error', () => exit(3));
 }
