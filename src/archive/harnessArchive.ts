@@ -90,6 +90,19 @@ export interface ArchivedCandidate {
   links: CandidateLink[];
 }
 
+/**
+ * A candidate as one run derived it. The archive is shared by every run of a project and its commit
+ * records whichever run added the tree first; a run that derived the same tree later has a link with
+ * its own parents and meta. What a run's proposer is shown must be its own lineage, or one run's
+ * search steers another's (the knob proposer credits edits along parent links), and the same run
+ * gives other results in a store where other runs went first.
+ */
+export function derivationIn(c: ArchivedCandidate, run: string): ArchivedCandidate {
+  if (c.meta.run === run) return c;
+  const link = c.links.find((l) => l.meta.run === run);
+  return link ? { ...c, parents: link.parents, message: link.message, meta: { ...c.meta, ...link.meta } } : c;
+}
+
 export class ArchiveError extends WhaleError {
   constructor(message: string) {
     super(message, 'archive');

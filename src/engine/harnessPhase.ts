@@ -10,6 +10,7 @@ import { candidateDir, type RunContext } from './context.js';
 import { evaluate } from './evaluate.js';
 import { chargeLostSession, saveSessionLog, sessionLogFile, ValidationCache } from './proposerSession.js';
 import { ledgerOf } from '../archive/runState.js';
+import { derivationIn } from '../archive/harnessArchive.js';
 import type { PhasePlan } from './schedule.js';
 import { harnessPhaseShouldStop } from './schedule.js';
 import { submittedCandidates } from '../archive/submissions.js';
@@ -91,16 +92,19 @@ export async function candidateRecords(ctx: RunContext): Promise<CandidateRecord
   const mine = (c: { meta: { run?: string }; links: { meta: { run?: string } }[]; treeHash: string }) =>
     c.meta.run === ctx.runId || c.links.some((l) => l.meta.run === ctx.runId) || scores.has(c.treeHash);
   const invalid = new Map(ctx.journal.ofType<{ treeHash: string | null; reasons: string[] }>('candidate_invalid').map((e) => [e.treeHash, e.reasons]));
-  return (await ctx.archive.list()).filter(mine).map((c) => ({
-    treeHash: c.treeHash,
-    parents: c.parents,
-    round: typeof c.meta.round === 'number' ? c.meta.round : 0,
-    origin: c.meta.origin ?? 'proposer',
-    hypothesis: c.meta.hypothesis ?? c.message,
-    valid: !invalid.has(c.treeHash),
-    invalidReasons: invalid.get(c.treeHash) ?? [],
-    scores: scores.get(c.treeHash) ?? [],
-  }));
+  return (await ctx.archive.list())
+    .filter(mine)
+    .map((c) => derivationIn(c, ctx.runId))
+    .map((c) => ({
+      treeHash: c.treeHash,
+      parents: c.parents,
+      round: typeof c.meta.round === 'number' ? c.meta.round : 0,
+      origin: c.meta.origin ?? 'proposer',
+      hypothesis: c.meta.hypothesis ?? c.message,
+      valid: !invalid.has(c.treeHash),
+      invalidReasons: invalid.get(c.treeHash) ?? [],
+      scores: scores.get(c.treeHash) ?? [],
+    }));
 }
 
 /**

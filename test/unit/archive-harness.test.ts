@@ -6,7 +6,7 @@ import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, re
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ArchiveError, HarnessArchive } from '../../src/archive/harnessArchive.js';
+import { ArchiveError, HarnessArchive, derivationIn } from '../../src/archive/harnessArchive.js';
 import { gitTreeHash } from '../../src/core/treeHash.js';
 import { getDomain } from '../../src/domains/index.js';
 
@@ -267,4 +267,33 @@ test('open refuses a folder that is not a git repository; reopening keeps the ca
   const again = await HarnessArchive.open(dir);
   assert.equal(await again.has(p.treeHash), true);
   assert.equal((await again.list()).length, 1);
+});
+
+test("a run sees its own derivation of a candidate another run archived first: its parents, round and hypothesis, not the other run's", async () => {
+  const a = await fresh();
+  const base = await a.add(candidate(), { parents: [], message: 'h0', meta: { origin: 'seed', round: 0, run: 'A' } });
+  await a.add(candidate(), { parents: [], message: 'h0', meta: { origin: 'seed', round: 0, run: 'B' } });
+  const p2 = await a.add(
+    candidate((d) => setTopk(d, 2)),
+    { parents: [base.treeHash], message: 'topk 2', meta: { run: 'A', round: 1, origin: 'proposer', hypothesis: 'topk up' } },
+  );
+  // Run A reaches topk 3 from topk 2; run B from h0 directly, later, in another round.
+  await a.add(
+    candidate((d) => setTopk(d, 3)),
+    { parents: [p2.treeHash], message: 'A: topk 3', meta: { run: 'A', round: 2, origin: 'proposer', hypothesis: 'from 2' } },
+  );
+  const b3 = await a.add(
+    candidate((d) => setTopk(d, 3)),
+    { parents: [base.treeHash], message: 'B: topk 3', meta: { run: 'B', round: 1, origin: 'proposer', hypothesis: 'from h0' } },
+  );
+  assert.equal(b3.created, false);
+  const c = (await a.list()).find((x) => x.treeHash === b3.treeHash);
+  assert.ok(c);
+  const forA = derivationIn(c, 'A');
+  const forB = derivationIn(c, 'B');
+  assert.deepEqual([forA.parents, forA.meta.round, forA.meta.hypothesis, forA.message], [[p2.treeHash], 2, 'from 2', 'A: topk 3']);
+  assert.deepEqual([forB.parents, forB.meta.round, forB.meta.hypothesis, forB.message], [[base.treeHash], 1, 'from h0', 'B: topk 3']);
+  assert.equal(forB.meta.run, 'B');
+  // A run that never derived it sees the first derivation.
+  assert.deepEqual(derivationIn(c, 'C').parents, [p2.treeHash]);
 });
