@@ -7,7 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ArchiveError, HarnessArchive, derivationIn } from '../../src/archive/harnessArchive.js';
+import { Journal } from '../../src/archive/journal.js';
 import { gitTreeHash } from '../../src/core/treeHash.js';
+import type { RunContext } from '../../src/engine/context.js';
+import { candidateRecords } from '../../src/engine/harnessPhase.js';
 import { getDomain } from '../../src/domains/index.js';
 
 const tsxLoader = fileURLToPath(new URL('../../node_modules/tsx/dist/esm/index.mjs', import.meta.url));
@@ -296,4 +299,14 @@ test("a run sees its own derivation of a candidate another run archived first: i
   assert.equal(forB.meta.run, 'B');
   // A run that never derived it sees the first derivation.
   assert.deepEqual(derivationIn(c, 'C').parents, [p2.treeHash]);
+  // What run B's proposer is shown (the engine's view of its candidates).
+  const journal = new Journal(join(root, `journal-${n++}.jsonl`));
+  const records = await candidateRecords({ archive: a, journal, runId: 'B' } as unknown as RunContext);
+  const seen = records.find((r) => r.treeHash === b3.treeHash);
+  assert.deepEqual([seen?.parents, seen?.round, seen?.hypothesis], [[base.treeHash], 1, 'from h0']);
+  assert.equal(
+    records.some((r) => r.treeHash === p2.treeHash),
+    false,
+    "run A's own candidate is not run B's",
+  );
 });
