@@ -193,7 +193,8 @@ export function gridChartSpec(grid: ScheduleGrid, metric: 'test' | 'bestValidati
         encoding: {
           x,
           y,
-          color: { field: 'mean', type: 'quantitative', title: what, scale: { scheme: 'viridis' }, legend: { format: '.0%' } },
+          // Whole percents repeat on a scale whose cells lie within a few points of each other.
+          color: { field: 'mean', type: 'quantitative', title: what, scale: { scheme: 'viridis' }, legend: { format: hi - lo < 0.05 ? '.1%' : '.0%' } },
         },
       },
       {

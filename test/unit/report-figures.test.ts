@@ -182,6 +182,11 @@ test('reachChartSpec and gridChartSpec: the data they draw', () => {
       ['0.5', '2', '50.0', 'n=1', 'black'],
     ],
   );
+  // The colour legend's ticks: whole percents for cells far apart, tenths where whole ones would repeat (cells within 5 points).
+  const legendFormat = (grid: typeof g) =>
+    (gridChartSpec(grid, 'test') as unknown as { layer: { encoding: { color?: { legend: { format: string } } } }[] }).layer[0].encoding.color?.legend.format;
+  assert.equal(legendFormat(g), '.0%');
+  assert.equal(legendFormat({ ...g, cells: g.cells.map((c, i) => ({ ...c, test: { ...c.test, mean: 0.5 + 0.004 * i } })) }), '.1%');
   const val = gridChartSpec(g, 'bestValidation') as unknown as { data: { values: { label: string }[] }; title: { text: string } };
   assert.equal(val.data.values[0].label, '40.0 ± 7.1');
   assert.match(val.title.text, /best validation mean@4/);
