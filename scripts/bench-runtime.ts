@@ -21,6 +21,7 @@ import type { Task } from '../src/domains/types.js';
 import { Gateway } from '../src/harness/gateway.js';
 import { RolloutSession } from '../src/harness/rolloutSession.js';
 import { HarnessRuntime, type PreparedHarness } from '../src/harness/runtime.js';
+import { newRolloutContext, preludeScript, type contextPrelude } from '../src/harness/worker/contextPrelude.js';
 import { ScriptedBackend } from '../src/harness/testing/scriptedBackend.js';
 import { createBackend } from '../src/policy/index.js';
 import type { EmbeddedBackend } from '../src/policy/embedded/backend.js';
@@ -378,9 +379,13 @@ async function embeddedRates(o: { domain: ReturnType<typeof fixtureDomain>; cach
     // sandboxRate warms up with one rollout per slot before it times n.
     const paths = await samePaths((p) => batching(o.n + o.concurrency, () => sandboxRate({ ...common, ...p })));
     const differing = (xs: string[]) => xs.flatMap((c, i) => (c === completions[i] ? [] : [i]));
+    const floor = contextFloorMs();
     const out: Record<string, number> = {
       'embedded model: model only (in-process calls) rollouts/s': round(modelOnly.perSec, 2),
       'embedded model: CPU per rollout, model only (ms, engine)': round(modelCpuMs, 1),
+      'a fresh vm context per rollout, in-process: creating it (ms CPU)': round(floor.create, 3),
+      'a fresh vm context per rollout, in-process: running the prelude in it (ms CPU)': round(floor.prelude, 3),
+      'a fresh vm context per rollout: its floor, creating it + the prelude / model-only CPU': round((floor.create + floor.prelude) / modelCpuMs, 3),
     };
     for (const [name, r] of paths) {
       out[`embedded model: ${name}: rollouts/s`] = round(r.perSec, 2);
@@ -411,6 +416,32 @@ async function embeddedRates(o: { domain: ReturnType<typeof fixtureDomain>; cach
   } finally {
     await backend.close();
   }
+}
+
+/**
+ * What the default separation cannot do without: a new realm per rollout and the prelude that builds
+ * its console, timers and `ctx` (worker/contextHost.ts does both per rollout), timed in this process
+ * with nothing else around them; CPU per rollout.
+ */
+function contextFloorMs(n = 400): { create: number; prelude: number } {
+  const prelude = preludeScript();
+  const cpuMs = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+  let create = 0;
+  let run = 0;
+  for (let i = -50; i < n; i++) {
+    const t0 = cpuMs();
+    const context = newRolloutContext();
+    const t1 = cpuMs();
+    (prelude.runInContext(context) as typeof contextPrelude)(() => undefined, 1000);
+    const t2 = cpuMs();
+    if (i < 0) continue; // warm-up
+    create += t1 - t0;
+    run += t2 - t1;
+  }
+  return { create: create / n, prelude: run / n };
 }
 
 function round(x: number, digits = 1): number {

@@ -38,7 +38,7 @@ import {
   type ReplyFrame,
 } from '../framing.js';
 import { ParentMessage, parseLine, type ChildMessage, type RunMessage } from '../protocol.js';
-import { contextPrelude, type Bridge, type PreludeApi } from './contextPrelude.js';
+import { contextPrelude, newRolloutContext, preludeScript, type Bridge, type PreludeApi } from './contextPrelude.js';
 import { gatewayPost } from './gatewayClient.js';
 import { installNetworkGuard } from './netGuard.js';
 
@@ -164,8 +164,7 @@ export function runContextHost(): void {
   const writeSync = fs.writeSync;
   /** Candidates' scripts, each a script whose value is its module function (bundle.ts, `contextScriptFor`), compiled once. */
   const scripts = new Map<string, vm.Script>();
-  // `__name`: what esbuild's keepNames (tsx, when this runs from source) wraps named functions in.
-  const prelude = new vm.Script(`(() => { const __name = (f) => f; return (${String(contextPrelude)}); })()`, { filename: 'whale-prelude.js' });
+  const prelude = preludeScript();
   // Entering a context with an empty script runs its microtasks (microtaskMode 'afterEvaluate').
   const drain = new vm.Script('0', { filename: 'whale-drain.js' });
   // Gateway connections are this realm's and kept alive between calls and rollouts: no candidate code can reach them.
@@ -420,7 +419,7 @@ export function runContextHost(): void {
     }
     // This realm runs with code generation from strings off (planNodeContextHost): a way into it
     // that ends in its `Function` gets an EvalError. The candidate's context keeps eval.
-    const context = vm.createContext(Object.create(null) as object, { microtaskMode: 'afterEvaluate', codeGeneration: { strings: true, wasm: true } });
+    const context = newRolloutContext();
     const candidate = scriptOf(run);
     const r: Rollout = { run, context, api: undefined, timers: new Map(), inflight: 0, over: false, entered: false, compiled: candidate.compiled };
     current = r;

@@ -19,6 +19,8 @@
  * `microtaskMode: 'afterEvaluate'`). Once a rollout is over the host never enters its context
  * again, so nothing the candidate left behind (timers, promise chains) can run in a later rollout.
  */
+import vm from 'node:vm';
+
 export type Bridge = (kind: string, a?: string | number, b?: string | number, c?: string | number, d?: string | number) => string | number | undefined;
 
 export interface PreludeApi {
@@ -379,4 +381,18 @@ export function contextPrelude(bridge: Bridge, maxLogChars: number): PreludeApi 
       return stringify(describe(value));
     },
   } satisfies PreludeApi);
+}
+
+/** The prelude as the host runs it in each context: compiled once, its value the `contextPrelude` function of that context's realm. */
+export function preludeScript(): vm.Script {
+  // `__name`: what esbuild's keepNames (tsx, when this runs from source) wraps named functions in.
+  return new vm.Script(`(() => { const __name = (f) => f; return (${String(contextPrelude)}); })()`, { filename: 'whale-prelude.js' });
+}
+
+/**
+ * A rollout's fresh realm. Its microtasks run only when the host enters it (`afterEvaluate`), and it
+ * keeps eval, which the host's own realm runs without (planNodeContextHost).
+ */
+export function newRolloutContext(): vm.Context {
+  return vm.createContext(Object.create(null) as object, { microtaskMode: 'afterEvaluate', codeGeneration: { strings: true, wasm: true } });
 }
