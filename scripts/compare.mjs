@@ -21,9 +21,9 @@
 //                            [--modes equal-total,matched-steps] [--budget N] [--val 96] [--test 192]
 //                            [--weight 512] [--cycles 4] [--epochs 0.5] [--iterations 3] [--harness-tasks 16]
 //                            [--grid [--grid-domain D] [--grid-epochs 0.25,0.5,1] [--grid-iterations 3,6]]
-//                            [--dir .whale-demo/compare] [--results docs/results] [--draw 0] [--summary-only] [--dry-run]
+//                            [--dir .whale-demo/compare] [--results docs/results] [--draw 0] [--summary-only] [--dry-run] [--help]
 //   (--budget: rollouts of an equal-total run, default WHALE's cycles × cycle cost rounded up to 100;
-//    --val/--test/--weight: task counts of the splits; --draw: which tasks, see "the task draw" below)
+//    --val/--test/--weight: task counts of the splits; --draw: which tasks; the same N makes the same tasks in any folder)
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,7 +36,7 @@ function parseOptions(config) {
   try {
     return parseArgs(config);
   } catch (e) {
-    console.error(`compare.mjs: (command line): ${e.message}`);
+    console.error(`compare.mjs: (command line): ${e.message} (node scripts/compare.mjs --help lists the options)`);
     process.exit(2);
   }
 }
@@ -66,8 +66,23 @@ const { values } = parseOptions({
     draw: { type: 'string', default: '0' },
     'summary-only': { type: 'boolean', default: false },
     'dry-run': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
+if (values.help) {
+  // The help is this file's opening comment: one text for whoever reads the code and whoever asks.
+  const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
+  console.log(
+    lines
+      .slice(
+        0,
+        lines.findIndex((l) => !l.startsWith('//')),
+      )
+      .map((l) => l.replace(/^\/\/ ?/, ''))
+      .join('\n'),
+  );
+  process.exit(0);
+}
 
 // ---- the experiment's constants and options ------------------------------------------------------
 
