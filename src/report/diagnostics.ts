@@ -17,8 +17,11 @@ export interface DiagnosableTrajectory {
   diagnostics?: Record<string, number | boolean | string | null>;
 }
 
+/** A yes/no diagnostic also counts the rollouts that passed where it held: what a condition is worth (a fact shown, then read). */
 type DomainStat =
-  { kind: 'number'; sum: number; n: number } | { kind: 'boolean'; trues: number; n: number } | { kind: 'string'; counts: Record<string, number>; n: number };
+  | { kind: 'number'; sum: number; n: number }
+  | { kind: 'boolean'; trues: number; n: number; passedWhenTrue: number }
+  | { kind: 'string'; counts: Record<string, number>; n: number };
 
 /** Sums over rollouts; `diagnosticsRow` turns them into rates and means. */
 export interface DiagnosticsAggregate {
@@ -84,14 +87,18 @@ export function addTrajectory(a: DiagnosticsAggregate, t: DiagnosableTrajectory)
           : kind === 'number'
             ? { kind, sum: 0, n: 0 }
             : kind === 'boolean'
-              ? { kind, trues: 0, n: 0 }
+              ? { kind, trues: 0, n: 0, passedWhenTrue: 0 }
               : { kind: 'string', counts: {}, n: 0 };
       a.domain[key] = s;
     }
     s.n++;
     if (s.kind === 'number') s.sum += typeof v === 'number' && Number.isFinite(v) ? v : 0;
-    else if (s.kind === 'boolean') s.trues += v === true ? 1 : 0;
-    else s.counts[String(v)] = (s.counts[String(v)] ?? 0) + 1;
+    else if (s.kind === 'boolean') {
+      if (v === true) {
+        s.trues++;
+        if (t.verdict?.pass) s.passedWhenTrue++;
+      }
+    } else s.counts[String(v)] = (s.counts[String(v)] ?? 0) + 1;
   }
 }
 
@@ -108,7 +115,8 @@ export function mergeAggregates(into: DiagnosticsAggregate, from: DiagnosticsAgg
     const t = into.domain[k];
     if (!t) into.domain[k] = structuredClone(s);
     else if (t.kind === 'number' && s.kind === 'number') Object.assign(t, { sum: t.sum + s.sum, n: t.n + s.n });
-    else if (t.kind === 'boolean' && s.kind === 'boolean') Object.assign(t, { trues: t.trues + s.trues, n: t.n + s.n });
+    else if (t.kind === 'boolean' && s.kind === 'boolean')
+      Object.assign(t, { trues: t.trues + s.trues, n: t.n + s.n, passedWhenTrue: t.passedWhenTrue + s.passedWhenTrue });
     else if (t.kind === 'string' && s.kind === 'string') {
       t.n += s.n;
       for (const [v, c] of Object.entries(s.counts)) t.counts[v] = (t.counts[v] ?? 0) + c;
@@ -117,7 +125,10 @@ export function mergeAggregates(into: DiagnosticsAggregate, from: DiagnosticsAgg
   return into;
 }
 
-/** One aggregate as rates (0..1) and means, with the domain's keys flattened to `domain.<key>`. */
+/**
+ * One aggregate as rates (0..1) and means, with the domain's keys flattened to `domain.<key>`; for a
+ * yes/no key also `passWhen.<key>`, the pass rate among the rollouts where it held (NaN where it never did).
+ */
 export function diagnosticsRow(a: DiagnosticsAggregate): Record<string, number | string> {
   const n = a.rollouts || NaN;
   const row: Record<string, number | string> = {
@@ -132,6 +143,7 @@ export function diagnosticsRow(a: DiagnosticsAggregate): Record<string, number |
     modelCallsPerRollout: a.modelCalls / n,
   };
   for (const [k, s] of Object.entries(a.domain).sort(([x], [y]) => x.localeCompare(y))) {
+    if (s.kind === 'boolean') row[`passWhen.${k}`] = s.trues ? s.passedWhenTrue / s.trues : NaN;
     row[`domain.${k}`] =
       s.kind === 'number'
         ? s.sum / s.n

@@ -168,6 +168,7 @@ export function buildReport(
       }
     }
     blocks.push({ kind: 'table', table: diagnosticsTable(['domain', 'budget', 'method', 'split'], rows) });
+    pushPassWhen(blocks, ['domain', 'budget', 'method', 'split'], rows);
   }
 
   if (table.domains.length > 0) {
@@ -361,13 +362,9 @@ export function buildReport(
           kind: 'paragraph',
           text: 'Diagnostics per phase and split (rates over the rollouts of the phase; val = the validation after the phase):',
         });
-        blocks.push({
-          kind: 'table',
-          table: diagnosticsTable(
-            ['phase', 'split'],
-            byPhase.map((p) => ({ label: [p.phase === null ? '—' : p.phase < 0 ? 'start' : String(p.phase), p.split], a: p.aggregate })),
-          ),
-        });
+        const phaseRows = byPhase.map((p) => ({ label: [p.phase === null ? '—' : p.phase < 0 ? 'start' : String(p.phase), p.split], a: p.aggregate }));
+        blocks.push({ kind: 'table', table: diagnosticsTable(['phase', 'split'], phaseRows) });
+        pushPassWhen(blocks, ['phase', 'split'], phaseRows);
       }
       if (byCandidate.length > 0) {
         blocks.push({ kind: 'paragraph', text: 'Diagnostics per harness candidate (its scoring rollouts on the harness split):' });
@@ -445,6 +442,34 @@ function diagnosticsTable(labels: string[], rows: { label: string[]; a: Diagnost
       ...domainKeys.map((k) => cell(d.row[k], isRate(k) ? pct : (v) => v.toFixed(2))),
     ]),
   };
+}
+
+/**
+ * What each yes/no diagnostic is worth where it held: the pass rate among those rollouts, with their
+ * count (kbchain: of the rollouts shown the needed fact, how many the model answered right). Nothing
+ * when no such key ever held.
+ */
+function pushPassWhen(blocks: Block[], labels: string[], rows: { label: string[]; a: DiagnosticsAggregate }[]): void {
+  const keys = [...new Set(rows.flatMap((r) => Object.entries(r.a.domain).flatMap(([k, s]) => (s.kind === 'boolean' && s.trues > 0 ? [k] : []))))].sort();
+  if (keys.length === 0) return;
+  blocks.push({
+    kind: 'paragraph',
+    text: 'Pass rate among the rollouts where each yes/no diagnostic held (%, with how many rollouts that was):',
+  });
+  blocks.push({
+    kind: 'table',
+    table: {
+      header: [...labels, ...keys.map((k) => `pass % when ${k}`)],
+      align: [...labels.map(() => 'l' as const), ...keys.map(() => 'r' as const)],
+      rows: rows.map((r) => [
+        ...r.label,
+        ...keys.map((k) => {
+          const s = r.a.domain[k];
+          return s?.kind === 'boolean' && s.trues > 0 ? `${pct(s.passedWhenTrue / s.trues)} (${s.trues})` : '—';
+        }),
+      ]),
+    },
+  });
 }
 
 function phaseWork(p: PhaseInfo): string {

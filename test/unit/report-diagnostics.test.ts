@@ -59,6 +59,9 @@ test('per-rollout rates, and domain diagnostics: numbers averaged, booleans as r
     [5, 0.2, 0.2, 0.4, 0.2, 0.2, 0.2, 3 / 5, 7 / 5],
   );
   assert.equal(row['domain.retrievalHit'], 2 / 3, 'over the rollouts that reported it');
+  // #1 (passed) and #3 (failed) held retrievalHit; #2 (false) does not count.
+  assert.equal(row['passWhen.retrievalHit'], 1 / 2, 'the pass rate among the rollouts where it held');
+  assert.equal(row['passWhen.searches'], undefined, 'only yes/no keys');
   assert.equal(row['domain.searches'], 1);
   assert.equal(row['domain.mode'], 'guess 2, chain 1');
   assert.equal(row['domain.empty'], undefined, 'null values are not counted');
@@ -140,6 +143,12 @@ test('whale report shows the diagnostics read from the result store: per method 
   assert.match(md, /\| d \| matched-steps \| whale \| weight \| 4 \| 75\.0 \| 25\.0 \| 25\.0 \|/);
   assert.match(md, /\| 0 \| weight \| 4 \| 75\.0 \|/, 'the per-phase table of the run');
   assert.match(md, /domain\.retrievalHit %/);
+  // Where retrievalHit held: val (start) 1 rollout, failed; the last validation 2 rollouts, both passed.
+  assert.match(md, /\| d \| matched-steps \| whale \| val \(start\) \| 0\.0 \(1\) \|/, 'per method and split');
+  assert.match(md, /\| d \| matched-steps \| whale \| val \(final\) \| 100\.0 \(2\) \|/);
+  assert.match(md, /\| 0 \| val \| 100\.0 \(2\) \|/, 'per phase of the run');
+  assert.match(md, /\| 0 \| weight \| — \|/, 'a phase whose rollouts never reported it');
   const summary = JSON.parse(readFileSync(join(r.dir, 'summary.json'), 'utf8'));
   assert.equal(summary.runs[0].diagnostics.byPhase[0].truncated, 0.75);
+  assert.equal(summary.runs[0].diagnostics.byPhase[2]['passWhen.retrievalHit'], 1);
 });
