@@ -10,7 +10,7 @@
 // the same sampling parameters and seeds, so the model does the same work on each path:
 //   model only: the calls made in-process; then the sandbox paths. The overhead of a path is the
 //   share of its time per rollout that is not model time: (model-only rate / path rate) - 1.
-// Standalone: node --import tsx scripts/bench-runtime.ts [--concurrency 8] [--embedded-rollouts N]
+// Standalone: node --import tsx scripts/bench-runtime.ts [--concurrency 8] [--embedded-rollouts N] [--help]
 import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -452,7 +452,29 @@ function round(x: number, digits = 1): number {
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   // --concurrency N: rollouts in flight (default 8; a run's evaluation.concurrency defaults to 32).
   // --embedded-rollouts N: timed rollouts per path with the model (default 32 per slot).
-  const { values } = parseArgs({ options: { concurrency: { type: 'string', default: '8' }, 'embedded-rollouts': { type: 'string' } } });
+  let values: { concurrency?: string; 'embedded-rollouts'?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      options: { concurrency: { type: 'string', default: '8' }, 'embedded-rollouts': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    }));
+  } catch (e) {
+    console.error(`bench-runtime: (command line): ${(e as Error).message} (--help lists the options)`);
+    process.exit(2);
+  }
+  if (values.help) {
+    // The help is this file's opening comment.
+    const lines = readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
+    console.log(
+      lines
+        .slice(
+          0,
+          lines.findIndex((l) => !l.startsWith('//')),
+        )
+        .map((l) => l.replace(/^\/\/ ?/, ''))
+        .join('\n'),
+    );
+    process.exit(0);
+  }
   const positive = (name: string, v: string | undefined): number | undefined => {
     if (v === undefined) return undefined;
     const x = Number(v);

@@ -19,10 +19,11 @@
 //
 //   node scripts/compare.mjs [--seeds 0,1,2] [--domains kbqa,ramble,kbchain] [--methods whale,...] [--jobs 2]
 //                            [--modes equal-total,matched-steps] [--budget N] [--val 96] [--test 192]
-//                            [--weight 512] [--cycles 4] [--epochs 0.5] [--iterations 3] [--harness-tasks 16]
+//                            [--weight 512] [--cycles 4] [--epochs 0.5] [--iterations 3] [--start weight|harness] [--harness-tasks 16]
 //                            [--grid [--grid-domain D] [--grid-epochs 0.25,0.5,1] [--grid-iterations 3,6]]
 //                            [--dir .whale-demo/compare] [--results docs/results] [--draw 0] [--summary-only] [--dry-run] [--help]
-//   (--budget: rollouts of an equal-total run, default WHALE's cycles × cycle cost rounded up to 100;
+//   (--start harness: every cycle of whale, fst, adaptive and stagewise searches first, then trains (projects `<domain>…-harness-first`);
+//    --budget: rollouts of an equal-total run, default WHALE's cycles × cycle cost rounded up to 100;
 //    --val/--test/--weight: task counts of the splits; --draw: which tasks; the same N makes the same tasks in any folder)
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -56,6 +57,7 @@ const { values } = parseOptions({
     cycles: { type: 'string', default: '4' },
     epochs: { type: 'string', default: '0.5' },
     iterations: { type: 'string', default: '3' },
+    start: { type: 'string', default: 'weight' },
     'harness-tasks': { type: 'string', default: '16' },
     grid: { type: 'boolean', default: false },
     'grid-domain': { type: 'string' },
@@ -128,6 +130,9 @@ const METHODS = ['whale', 'adaptive', 'stagewise', 'weight-only', 'harness-only'
 const MODES = ['equal-total', 'matched-steps'];
 for (const m of list('methods')) if (!METHODS.includes(m)) fail('--methods', `unknown method '${m}' (one of ${METHODS.join(', ')})`);
 for (const m of list('modes')) if (!MODES.includes(m)) fail('--modes', `unknown budget mode '${m}' (one of ${MODES.join(', ')})`);
+if (!['weight', 'harness'].includes(values.start)) fail('--start', `must be 'weight' or 'harness', got '${values.start}'`);
+/** schedule.start, written only when it is not the default, so the configs of weight-first comparisons stay as they were. */
+const start = values.start === 'harness' ? { start: 'harness' } : {};
 
 /** Rollouts of one WHALE cycle (E, I): RSFT steps × B × G, plus M candidates × harness tasks per proposal round and the seed's re-score. */
 function cycleCost({ epochs, iterations }) {
@@ -187,13 +192,14 @@ const sameCell = (a, b) => a.epochs === b.epochs && a.iterations === b.iteration
 /** The project folder and config of (domain, mode, (E, I)), as this invocation's options make it. */
 function projectConfig(domain, mode, cell = mainCell) {
   const grid = !sameCell(cell, mainCell);
-  const dir = join(base, grid ? `${domain}-E${cell.epochs}-I${cell.iterations}` : mode === 'equal-total' ? domain : `${domain}-${mode}`);
+  const folder = grid ? `${domain}-E${cell.epochs}-I${cell.iterations}` : mode === 'equal-total' ? domain : `${domain}-${mode}`;
+  const dir = join(base, values.start === 'harness' ? `${folder}-harness-first` : folder);
   const schedule = grid
     ? // A grid cell: cycles until the equal-total budget runs out (it cuts the last one short), so
       // every cell spends the same rollouts.
-      { epochs: cell.epochs, iterations: cell.iterations, cycles: Math.max(1, Math.ceil(budget / cycleCost(cell))) }
+      { epochs: cell.epochs, iterations: cell.iterations, cycles: Math.max(1, Math.ceil(budget / cycleCost(cell))), ...start }
     : // Adaptive: T_min, W, P_w 0.2 epoch, J_min 3, P_h 2 (defaults); stagewise: WHALE's totals (E* cycles × E, I* 1 + cycles × (I − 1)).
-      { epochs: main.epochs, iterations: main.iterations, cycles: main.cycles };
+      { epochs: main.epochs, iterations: main.iterations, cycles: main.cycles, ...start };
   const config = {
     name: `${name}-${domain}`,
     domain: { id: domain, options: { sizes } },
@@ -277,14 +283,15 @@ function storeRuns() {
     const cell = { epochs: cfg.schedule?.epochs, iterations: cfg.schedule?.iterations };
     const job = { mode: cfg.budget?.mode ?? 'equal-total', domain: cfg.domain?.id, method: cfg.method, seed: String(cfg.seed), cell };
     const key = keyOf(job);
-    const d = differs(projectConfig(job.domain, job.mode, cell).config, cfg);
+    // A weight-first config leaves schedule.start out, so differs() cannot see a harness-first run.
+    const d = differs(projectConfig(job.domain, job.mode, cell).config, cfg) || ((cfg.schedule?.start ?? 'weight') !== values.start ? 'schedule.start' : '');
     if (d) {
       out.mismatched.push({
         id,
         key,
         setting: d,
-        theirs: d.split('.').reduce((o, k) => o?.[k], cfg),
-        ours: d.split('.').reduce((o, k) => o?.[k], projectConfig(job.domain, job.mode, cell).config),
+        theirs: d === 'schedule.start' ? (cfg.schedule?.start ?? 'weight') : d.split('.').reduce((o, k) => o?.[k], cfg),
+        ours: d === 'schedule.start' ? values.start : d.split('.').reduce((o, k) => o?.[k], projectConfig(job.domain, job.mode, cell).config),
       });
       continue;
     }

@@ -368,6 +368,10 @@ export const ScheduleSchema = z
     epochs: z.number().default(0.25).describe('E: weight-phase length in epochs of the weight split (fixed schedule)'),
     iterations: z.number().int().default(3).describe('I: harness-phase length, counting the seed evaluation (I = 3 means 2 proposal rounds)'),
     cycles: z.number().int().positive().default(2).describe('weight+harness cycles (fixed and adaptive schedules)'),
+    start: z
+      .enum(['weight', 'harness'])
+      .default('weight')
+      .describe("the phase an alternating schedule (whale, fst, adaptive, stagewise) begins with; 'harness' searches under the starting weights first"),
     adaptive: z
       .object({
         minEpochs: z.number().positive().default(0.2).describe('T_min: epochs of the weight split a weight phase runs at least (the paper: 0.2)'),

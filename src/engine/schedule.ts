@@ -29,6 +29,7 @@ export { stepsForEpochs };
  * The phase sequence of each method. Every method shares the same phase code; they differ only in
  * which phases run, how long, and the harness search space:
  * - whale: weight (E) then harness (I), for `cycles` cycles;  fst: the same with a prompt-only search;
+ *   `start: 'harness'` swaps the order within every cycle of the alternating methods and stagewise;
  * - adaptive: alternating, each phase ended by the adaptive rules (training signals only);
  * - stagewise: one weight phase of E* then one harness phase of I* (default: WHALE's totals);
  * - weight-only / harness-only: `2 × cycles` phases of one kind (matched phase count; a budget
@@ -63,15 +64,17 @@ export function phasePlan(
     adaptive: false,
   });
   const cycle = Math.floor(index / 2);
+  // Which phase of a cycle trains: the first unless the schedule starts with a search.
+  const weightAt = s.start === 'harness' ? 1 : 0;
   switch (method) {
     case 'whale':
     case 'fst':
       if (index >= 2 * s.cycles) return null;
-      return index % 2 === 0 ? weight(cycle, fixedW) : harness(cycle, s.iterations, method === 'fst' ? 'fst' : 'full');
+      return index % 2 === weightAt ? weight(cycle, fixedW) : harness(cycle, s.iterations, method === 'fst' ? 'fst' : 'full');
     case 'adaptive': {
       if (index >= 2 * s.cycles) return null;
       const a = s.adaptive;
-      if (index % 2 === 0) {
+      if (index % 2 === weightAt) {
         // T_min, W and P_w are in epochs as in the paper; no cap unless maxEpochs is set (the budget ends the run).
         const steps = (epochs: number) => stepsForEpochs(epochs, weightTasks, batchPrompts);
         const max = a.maxEpochs === undefined ? Number.POSITIVE_INFINITY : steps(a.maxEpochs);
@@ -90,10 +93,10 @@ export function phasePlan(
     }
     case 'stagewise': {
       const st = stagewiseSchedule(s);
-      if (index === 0)
+      if (index > 1) return null;
+      if (index === weightAt)
         return weight(0, s.stagewise.epochs === undefined ? matchedSteps(s, weightTasks, batchPrompts) : stepsForEpochs(st.epochs, weightTasks, batchPrompts));
-      if (index === 1) return harness(0, st.iterations);
-      return null;
+      return harness(0, st.iterations);
     }
     case 'weight-only':
       return index < (budgetMode === 'matched-steps' ? 1 : 2) * s.cycles ? weight(index, fixedW) : null;

@@ -291,7 +291,8 @@ export function scheduleLabel(r: Pick<RunSummary, 'phases'>): string {
     }
     return out.join(', ');
   };
-  return [compact(weight), compact(harness)].filter((s) => s !== '').join(' · ') || '—';
+  const label = [compact(weight), compact(harness)].filter((s) => s !== '').join(' · ') || '—';
+  return r.phases[0]?.kind === 'harness' && weight.length > 0 ? `harness first: ${label}` : label;
 }
 
 /** Mean and spread of a sample: sd is the sample standard deviation, se = sd/√n (NaN when n < 2). */

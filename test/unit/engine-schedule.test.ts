@@ -40,6 +40,34 @@ test('baselines and stagewise', () => {
   for (const m of METHODS) assert.ok(phasePlan(m, s, 0, 1000, 100), m);
 });
 
+test("start: 'harness' swaps the phases of every cycle for the alternating methods and stagewise, not the one-kind baselines", () => {
+  const h = ScheduleSchema.parse({ epochs: 0.5, iterations: 4, cycles: 2, start: 'harness' });
+  for (const m of ['whale', 'fst', 'adaptive'] as const) {
+    const plans = [0, 1, 2, 3, 4].map((i) => phasePlan(m, h, i, 1000, 100));
+    assert.deepEqual(
+      plans.map((p) => p?.kind ?? null),
+      ['harness', 'weight', 'harness', 'weight', null],
+      m,
+    );
+    assert.deepEqual(
+      plans.map((p) => p?.cycle ?? null),
+      [0, 0, 1, 1, null],
+      m,
+    );
+  }
+  assert.deepEqual(phasePlan('whale', h, 1, 1000, 100)!.steps, phasePlan('whale', s, 0, 1000, 100)!.steps, 'the same phases, in the other order');
+  assert.equal(phasePlan('fst', h, 0, 1000, 100)!.mode, 'fst');
+  assert.deepEqual(
+    [0, 1, 2].map((i) => phasePlan('stagewise', h, i, 1000, 100)?.kind ?? null),
+    ['harness', 'weight', null],
+  );
+  assert.deepEqual(phasePlan('stagewise', h, 0, 1000, 100)!.iterations, { min: 7, max: 7 });
+  assert.ok([0, 1, 2, 3].every((i) => phasePlan('weight-only', h, i, 1000, 100)!.kind === 'weight'));
+  assert.ok([0, 1, 2, 3].every((i) => phasePlan('harness-only', h, i, 1000, 100)!.kind === 'harness'));
+  assert.equal(s.start, 'weight', 'the default');
+  assert.throws(() => ScheduleSchema.parse({ start: 'both' }));
+});
+
 test('fractional epochs round up to whole steps', () => {
   assert.equal(stepsForEpochs(0.2, 4096, 256), 4);
   assert.equal(stepsForEpochs(0.01, 100, 64), 1);
