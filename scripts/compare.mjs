@@ -399,7 +399,8 @@ async function runAll() {
         tail = (tail + d).slice(-4000);
         const lines = tail.trim().split('\n');
         flight.last = lines[lines.length - 1].slice(0, 160);
-        runId ??= /whale run: (\S+)/.exec(tail)?.[1];
+        // The run's id is a line of its own; an error also starts 'whale run: ' but goes on after a space.
+        runId ??= /^whale run: (\S+)\r?\n/m.exec(tail)?.[1];
       };
       child.stdout.on('data', onData);
       child.stderr.on('data', onData);

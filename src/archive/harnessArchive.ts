@@ -218,18 +218,43 @@ export class HarnessArchive {
   static async open(dir: string): Promise<HarnessArchive> {
     const abs = resolve(dir);
     if (!existsSync(join(abs, 'HEAD'))) {
-      mkdirSync(abs, { recursive: true });
-      await withMutex(abs, async () => {
-        if (existsSync(join(abs, 'HEAD'))) return;
-        await runGit(abs, ['init', '--bare', '--quiet', abs], { cwd: dirname(abs) });
-        await runGit(abs, ['config', 'gc.auto', '0']); // no background gc racing a reader
-        await runGit(abs, ['config', 'core.logAllRefUpdates', 'false']);
-      });
+      await withMutex(abs, () => HarnessArchive.create(abs));
     } else {
       const r = await runGit(abs, ['rev-parse', '--is-bare-repository'], { allowFail: true });
       if (r.code !== 0) throw new ArchiveError(`${abs} is not a git repository: ${r.stderr.trim()}`);
     }
     return new HarnessArchive(abs);
+  }
+
+  /**
+   * Two engines starting at once on a fresh store (a comparison's first two jobs) would both see no
+   * HEAD and run `git init` into one folder, and the second fails on the first's files. So the
+   * repository is made whole under a name of its own and renamed into place: only one rename wins,
+   * and whoever loses finds a finished archive there.
+   */
+  private static async create(abs: string): Promise<void> {
+    if (existsSync(join(abs, 'HEAD'))) return;
+    mkdirSync(dirname(abs), { recursive: true });
+    const tmp = mkdtempSync(`${abs}.init-`);
+    try {
+      await runGit(tmp, ['init', '--bare', '--quiet', tmp], { cwd: dirname(abs) });
+      await runGit(tmp, ['config', 'gc.auto', '0']); // no background gc racing a reader
+      await runGit(tmp, ['config', 'core.logAllRefUpdates', 'false']);
+      try {
+        renameSync(tmp, abs); // also replaces an empty folder a user made for it
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (!['ENOTEMPTY', 'EEXIST', 'EPERM', 'EACCES'].includes(code ?? '') || !existsSync(join(abs, 'HEAD'))) {
+          throw new ArchiveError(
+            existsSync(abs)
+              ? `${abs} exists and is not a git repository (no HEAD): move it away, or point the store elsewhere`
+              : `cannot create the harness archive ${abs}: ${(e as Error).message}`,
+          );
+        }
+      }
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   }
 
   private git(args: string[], opts: { input?: string | Buffer; env?: Record<string, string>; allowFail?: boolean } = {}): Promise<GitResult> {

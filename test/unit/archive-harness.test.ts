@@ -1,7 +1,7 @@
 // The git-backed harness archive on real git: identity, parents, dedupe, refs, notes, materialize, diff, locking.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -259,11 +259,59 @@ test('writers are serialised: concurrent adds from two archive objects, and a de
   assert.equal(existsSync(join(dir, 'whale-archive.lock')), false);
 });
 
+test('engines that start at once on a fresh store all open the one archive (six processes, their git inits held to start together)', async () => {
+  const archiveModule = new URL('../../src/archive/harnessArchive.ts', import.meta.url).href;
+  const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  const engines = 6;
+  // Real git, but each `git init` first waits until every engine has reached its own: without that,
+  // the overlap this test is about (a comparison's first two jobs on a new store) comes 1 time in 8.
+  for (let round = 0; round < 3; round++) {
+    const dir = join(root, `race-${n++}`, 'archive.git');
+    const barrier = join(root, `barrier-${n++}`);
+    const bin = join(root, `bin-${n++}`);
+    mkdirSync(barrier);
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, 'git'),
+      `#!/bin/sh\ncase " $* " in *" init "*) touch "${barrier}/$$"; i=0; while [ "$(ls "${barrier}" | wc -l)" -lt ${engines} ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done;; esac\nexec "${realGit}" "$@"\n`,
+    );
+    chmodSync(join(bin, 'git'), 0o755);
+    const script =
+      `import { HarnessArchive } from ${JSON.stringify(archiveModule)};` +
+      `try { const a = await HarnessArchive.open(${JSON.stringify(dir)}); await a.list(); process.exit(0) } catch (e) { console.error(e.message); process.exit(1) }`;
+    const exits = Array.from({ length: engines }, () => {
+      const c = spawn(process.execPath, ['--import', tsxLoader, '--input-type=module', '-e', script], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+      });
+      let err = '';
+      c.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      return new Promise<{ code: number | null; err: string }>((res) => c.on('close', (code) => res({ code, err })));
+    });
+    for (const { code, err } of await Promise.all(exits)) assert.equal(code, 0, err);
+    assert.equal(readdirSync(barrier).length, engines, 'every engine ran git init');
+    assert.equal(git(dir, 'rev-parse', '--is-bare-repository'), 'true');
+    assert.deepEqual(readdirSync(join(dir, '..')), ['archive.git'], 'no half-made repository is left beside it');
+    const a = await HarnessArchive.open(dir);
+    const c = await a.add(candidate(), { parents: [], message: 'h0' });
+    assert.equal(await a.has(c.treeHash), true);
+  }
+});
+
 test('open refuses a folder that is not a git repository; reopening keeps the candidates', async () => {
   const bad = join(root, `not-git-${n++}`);
   mkdirSync(bad);
   writeFileSync(join(bad, 'HEAD'), 'garbage');
   await assert.rejects(HarnessArchive.open(bad), /not a git repository/);
+  const notEmpty = join(root, `not-git-${n++}`);
+  mkdirSync(notEmpty);
+  writeFileSync(join(notEmpty, 'notes.txt'), 'mine');
+  await assert.rejects(HarnessArchive.open(notEmpty), /exists and is not a git repository/);
+  assert.deepEqual(readdirSync(notEmpty), ['notes.txt'], 'the folder is left as it was');
+  const emptyDir = join(root, `empty-${n++}`);
+  mkdirSync(emptyDir);
+  await HarnessArchive.open(emptyDir);
+  assert.equal(git(emptyDir, 'rev-parse', '--is-bare-repository'), 'true', 'an empty folder made for it becomes the archive');
   const dir = join(root, `archive-${n++}.git`);
   const a = await HarnessArchive.open(dir);
   const p = await a.add(candidate(), { parents: [], message: 'h0' });
