@@ -171,10 +171,14 @@ function own(dir: string, staleMs: number, purpose: string | undefined): HeldLoc
     token: randomBytes(8).toString('hex'),
   };
   const file = join(dir, OWNER);
-  const fd = openSync(file, 'w');
+  // Written whole, then renamed into place: a holder killed between creating the file and writing it
+  // would leave an empty owner that nobody can judge dead, and the lock would block for staleMs.
+  const tmp = `${file}.${holder.token}`;
+  const fd = openSync(tmp, 'w');
   writeSync(fd, JSON.stringify(holder));
   fsyncSync(fd);
   closeSync(fd);
+  renameSync(tmp, file);
   const beat = setInterval(
     () => {
       try {
