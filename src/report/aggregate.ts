@@ -427,17 +427,19 @@ export function curvePeak(curve: readonly MeanCurvePoint[]): number | undefined 
   return curve.length === 0 ? undefined : Math.max(...curve.map((p) => p.mean));
 }
 
-/** Weight + harness cycles a run completed: the completed harness phases that follow a completed weight phase. */
+/**
+ * Weight + harness cycles a run completed: completed pairs of a weight phase and a harness phase in
+ * the order the schedule ran them (weight first, or harness first with `schedule.start: "harness"`).
+ */
 export function cyclesRun(r: Pick<RunSummary, 'phases'>): number {
-  let trained = false;
+  let open: string | undefined;
   let cycles = 0;
   for (const p of r.phases) {
-    if (!p.completed) continue;
-    if (p.kind === 'weight') trained = true;
-    else if (p.kind === 'harness' && trained) {
+    if (!p.completed || (p.kind !== 'weight' && p.kind !== 'harness')) continue;
+    if (open !== undefined && p.kind !== open) {
       cycles++;
-      trained = false;
-    }
+      open = undefined;
+    } else open = p.kind;
   }
   return cycles;
 }

@@ -87,7 +87,7 @@ test('scheduleGrids: a cell with only unfinished runs reports them, counted as u
   );
 });
 
-test('cyclesRun: completed harness phases that follow a completed weight phase', () => {
+test('cyclesRun: completed pairs of a weight and a harness phase, in the order the schedule ran them', () => {
   const s = summaries();
   assert.equal(cyclesRun(s.find((r) => r.id === 'a0')!), 2);
   assert.equal(cyclesRun(s.find((r) => r.id === 'b1')!), 1);
@@ -96,6 +96,10 @@ test('cyclesRun: completed harness phases that follow a completed weight phase',
   assert.equal(cyclesRun(ho), 0, 'search without weights in between is no cycle');
   const stage = summarizeRun(run('s', { method: 'stagewise', seed: 0, phases: [W(10, 0.2), H(10, 0.3)] }));
   assert.equal(cyclesRun(stage), 1);
+  const hfirst = summarizeRun(run('hf', { method: 'whale', seed: 0, phases: [H(10, 0.1), W(10, 0.2), H(10, 0.3), W(10, 0.4)] }));
+  assert.equal(cyclesRun(hfirst), 2, 'harness first: each search and the training after it is a cycle');
+  const stageHarnessFirst = summarizeRun(run('sh', { method: 'stagewise', seed: 0, phases: [H(10, 0.2), W(10, 0.3)] }));
+  assert.equal(cyclesRun(stageHarnessFirst), 1);
 });
 
 test('methodTable: a method configured with several (E, I) gets a row per cell, labelled; cycles, proposers and the reach per row', () => {
