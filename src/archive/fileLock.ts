@@ -56,6 +56,13 @@ export class LockHeldError extends WhaleError {
 }
 
 const OWNER = 'owner.json';
+/** How long a contender waits for a fresh lock's owner to be written before refusing without a name. */
+const OWNER_WAIT_MS = 5_000;
+const OWNER_POLL_MS = 20;
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
 
 export function defaultStaleMs(): number {
   const env = Number(process.env.WHALE_LOCK_STALE_MS);
@@ -118,6 +125,7 @@ const HEARTBEATS = new Map<string, NodeJS.Timeout>();
  */
 export function acquireLock(dir: string, what: string, opts: LockOptions = {}): HeldLock {
   const staleMs = opts.staleMs ?? defaultStaleMs();
+  const ownerWaitEnd = Date.now() + OWNER_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
     try {
       mkdirSync(dir);
@@ -128,6 +136,13 @@ export function acquireLock(dir: string, what: string, opts: LockOptions = {}): 
     const age = heartbeatAge(dir);
     if (age === undefined) continue; // released in between: try again at once
     const holder = readHolder(dir);
+    if (holder === undefined && age <= staleMs && Date.now() < ownerWaitEnd) {
+      // Taken a moment ago and its owner not yet written (or released in between): look again
+      // shortly, so the refusal can name the holder, or the lock is found free.
+      sleepSync(OWNER_POLL_MS);
+      attempt--;
+      continue;
+    }
     const deadHere = holder !== undefined && holder.node === thisNode() && !HEARTBEATS.has(dir) && (holder.pid === process.pid || pidGone(holder.pid));
     if ((age > staleMs || deadHere) && attempt < 5) {
       const tomb = `${dir}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;

@@ -47,6 +47,26 @@ test('a holder on another node (another container: its pid means nothing here) i
   held.release();
 });
 
+test('a lock taken a moment ago whose owner is not yet written: the refusal waits for it and names the holder', async () => {
+  const dir = join(tmp(), 'x.lock');
+  mkdirSync(dir); // a taker has made the directory and not yet written its owner
+  const owner = { host: 'h-taker', pid: 4242, since: '2026-12-08T00:00:00Z', purpose: 'whale step', node: 'elsewhere', token: 't' };
+  // Another process writes it a little later, as a taker slowed by a loaded machine would.
+  const writer = spawn(process.execPath, [
+    '-e',
+    `setTimeout(() => { const f = require('fs'); f.writeFileSync(${JSON.stringify(join(dir, 'o.tmp'))}, ${JSON.stringify(JSON.stringify(owner))}); f.renameSync(${JSON.stringify(join(dir, 'o.tmp'))}, ${JSON.stringify(join(dir, 'owner.json'))}); }, 300)`,
+  ]);
+  const exited = new Promise((r) => writer.once('exit', r));
+  try {
+    assert.throws(
+      () => acquireLock(dir, 'run R'),
+      (e: unknown) => e instanceof LockHeldError && /held by 'whale step', pid 4242 on host h-taker/.test(e.message),
+    );
+  } finally {
+    await exited;
+  }
+});
+
 test('the heartbeat keeps a live holder from looking stale', async () => {
   const dir = join(tmp(), 'x.lock');
   const held = acquireLock(dir, 'run R', { staleMs: 400 });
